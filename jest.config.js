@@ -1,0 +1,10 @@
+/** Projects: unit (no servers), integration (real PostgreSQL and Redis), e2e (whole gateway, both run modes). */
+const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
+  ],
+};

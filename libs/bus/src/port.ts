@@ -1,0 +1,38 @@
+/**
+ * The event bus port. Adapters: in-memory (embedded, unit tests), Redis Streams (fleet without Kafka),
+ * Kafka via kafkajs (production). Delivery is at-least-once: a handler that throws, or a consumer that dies
+ * before acknowledging, sees the event again. Consumers are idempotent on `event.id`.
+ * Events with the same key are delivered in publish order within a consumer group.
+ */
+export interface BusEvent<T = unknown> {
+  /** Unique per event; the consumer's de-duplication key. */
+  id: string;
+  /** Versioned event type, e.g. `hold.settle.v1`. */
+  type: string;
+  /** Partition / ordering key: the account id. */
+  key: string;
+  data: T;
+  /** Trace context (W3C traceparent) and other metadata that rides along. */
+  headers?: Record<string, string>;
+}
+
+export type Handler = (event: BusEvent, topic: string) => Promise<void>;
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Consumer name inside the group; defaults to a random id per process. */
+  consumer?: string;
+  /** Redelivery: how long an unacknowledged event stays with a dead consumer before another takes it. */
+  claimIdleMs?: number;
+}
+
+export interface EventBus {
+  readonly kind: 'memory' | 'redis' | 'kafka';
+  publish(topic: string, event: BusEvent): Promise<void>;
+  subscribe(group: string, topics: string[], handler: Handler, opts?: SubscribeOptions): Promise<Subscription>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

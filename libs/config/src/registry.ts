@@ -1,0 +1,43 @@
+import { parseRate } from '@gateway/money';
+import type { GatewayConfig, ModelConfig, ProviderConfig } from './schema';
+
+export interface ResolvedEndpoint {
+  /** `<provider id>/<upstream model>`: stable name for circuits, logs and metrics; never shown to clients. */
+  key: string;
+  provider: ProviderConfig;
+  upstreamModel: string;
+}
+
+export interface ResolvedModel {
+  config: ModelConfig;
+  /** Per-unit rates in atto-USD; absent prices are 0. */
+  rates: { prompt: bigint; completion: bigint; request: bigint; image: bigint; character: bigint; second: bigint };
+  endpoints: ResolvedEndpoint[];
+}
+
+export interface ModelRegistry {
+  get(slug: string): ResolvedModel | undefined;
+  all(): ResolvedModel[];
+}
+
+export function buildRegistry(config: GatewayConfig): ModelRegistry {
+  const providers = new Map(config.providers.map((p) => [p.id, p]));
+  const models = new Map<string, ResolvedModel>();
+  for (const m of config.models) {
+    const p = m.pricing;
+    models.set(m.id, {
+      config: m,
+      rates: {
+        prompt: parseRate(p.prompt ?? '0'),
+        completion: parseRate(p.completion ?? '0'),
+        request: parseRate(p.request ?? '0'),
+        image: parseRate(p.image ?? '0'),
+        character: parseRate(p.character ?? '0'),
+        second: parseRate(p.second ?? '0'),
+      },
+      endpoints: m.endpoints.map((e) => ({ key: `${e.provider}/${e.model}`, provider: providers.get(e.provider)!, upstreamModel: e.model })),
+    });
+  }
+  const list = [...models.values()];
+  return { get: (slug) => models.get(slug), all: () => list };
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+
+/** "60s", "5m", "1h", "500ms" to milliseconds. */
+export function parseDuration(value: string): number {
+  const m = DURATION.exec(value);
+  if (!m) throw new RangeError(`not a duration: ${value}`);
+  const n = Number(m[1]);
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+}
+
+const usd = z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal string in USD, e.g. "0.000002"');
+
+export const rateLimitSchema = z.strictObject({
+  requests: z.number().int().positive(),
+  interval: z.string().regex(DURATION, 'must be a duration such as "60s"').refine((v) => !DURATION.test(v) || parseDuration(v) >= 1000, 'must be at least 1s'),
+});
+
+const pricingSchema = z.strictObject({
+  prompt: usd.optional(),
+  completion: usd.optional(),
+  request: usd.optional(),
+  image: usd.optional(),
+  character: usd.optional(),
+  second: usd.optional(),
+});
+
+const providerSchema = z.strictObject({
+  id: z.string().min(1),
+  kind: z.enum(['openai', 'anthropic', 'cohere', 'fal', 'simulated']),
+  base_url: z.url().optional(),
+  api_key_env: z.string().min(1).optional(),
+  timeout_ms: z.number().int().positive().optional(),
+});
+
+const modelSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][\w.-]*\/[\w.:-]+$/i, 'must be "<author>/<slug>"'),
+  name: z.string().min(1),
+  description: z.string().optional(),
+  category: z.enum(['text', 'image', 'video', 'audio', 'embedding', 'rerank']),
+  status: z.enum(['available', 'coming_soon']),
+  context_length: z.number().int().positive().optional(),
+  max_output_tokens: z.number().int().positive().optional(),
+  pricing: pricingSchema,
+  unit: z.string().min(1).optional(),
+  price: z.number().nonnegative().optional(),
+  featured: z.boolean().optional(),
+  supported_parameters: z.array(z.string()).optional(),
+  endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
+});
+
+export const configSchema = z
+  .strictObject({
+    providers: z.array(providerSchema).min(1),
+    models: z.array(modelSchema),
+    webhooks: z
+      .strictObject({
+        max_retries: z.number().int().min(0).default(5),
+        initial_backoff_ms: z.number().int().positive().default(30_000),
+        allow_private_addresses: z.boolean().default(false),
+      })
+      .prefault({}),
+    limits: z
+      .strictObject({
+        rate_limit: rateLimitSchema.default({ requests: 600, interval: '60s' }),
+        job_concurrency: z.number().int().positive().default(10),
+      })
+      .prefault({}),
+  })
+  .superRefine((cfg, ctx) => {
+    const providers = new Map(cfg.providers.map((p) => [p.id, p]));
+    cfg.providers.forEach((p, i) => {
+      if (cfg.providers.findIndex((q) => q.id === p.id) !== i) ctx.addIssue({ code: 'custom', path: ['providers', i, 'id'], message: `duplicate provider id "${p.id}"` });
+      if (p.kind !== 'simulated' && !p.base_url) ctx.addIssue({ code: 'custom', path: ['providers', i, 'base_url'], message: `required for kind "${p.kind}"` });
+    });
+    cfg.models.forEach((m, i) => {
+      if (cfg.models.findIndex((n) => n.id === m.id) !== i) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
+      m.endpoints.forEach((e, j) => {
+        if (!providers.has(e.provider)) ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `unknown provider "${e.provider}"` });
+      });
+      if (m.category === 'text' && !m.max_output_tokens) ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
+    });
+  });
+
+export type GatewayConfig = z.infer<typeof configSchema>;
+export type ModelConfig = GatewayConfig['models'][number];
+export type ProviderConfig = GatewayConfig['providers'][number];
+export type Pricing = ModelConfig['pricing'];

@@ -1,0 +1,61 @@
+import { Pool, types } from 'pg';
+import type { Db, Queryable, Row } from './db';
+
+// int8 and numeric arrive as strings from pg; the ledger converts them with BigInt, never Number.
+types.setTypeParser(20, (v) => v);
+
+const SCHEMA = /^[a-z_][a-z0-9_]*$/;
+
+export function openPg(url: string, schema: string, opts: { max?: number } = {}): Db {
+  if (!SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const pool = new Pool({ connectionString: url, max: opts.max ?? 10, options: `-c search_path=${schema},public` });
+  // A dropped idle connection must not crash the process; the next query gets a fresh one.
+  pool.on('error', () => undefined);
+  const db: Db = {
+    kind: 'pg',
+    async query<T extends Row>(sql: string, params?: unknown[]) {
+      return (await pool.query(sql, params as unknown[])).rows as T[];
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = {
+          query: async <T extends Row>(s: string, p?: unknown[]) => (await client.query(s, p as unknown[])).rows as T[],
+          exec: async (s: string) => void (await client.query(s)),
+        };
+        const out = await fn(tx);
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+  return db;
+}
+
+/** Creates the service's schema before the pool's search_path can point at it. */
+export async function ensureSchema(url: string, schema: string): Promise<void> {
+  if (!SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const pool = new Pool({ connectionString: url, max: 1 });
+  try {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((e: { code?: string }) => {
+      if (e.code !== '23505' && e.code !== '42P06') throw e; // two services racing to create it
+    });
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Money is integer nano-USD (1e-9 USD) in a bigint, everywhere: in the ledger, on the bus, in holds.
+ * Prices keep more precision (atto-USD, 1e-18) so a per-token rate like "0.0000000015" stays exact;
+ * a charge is summed in atto and rounded once, at the end, to nano.
+ */
+export type Nano = bigint;
+
+const NANO_DIGITS = 9;
+const ATTO_DIGITS = 18;
+const ATTO_PER_NANO = 10n ** BigInt(ATTO_DIGITS - NANO_DIGITS);
+
+const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
+
+function parseScaled(value: string, digits: number): bigint {
+  const m = DECIMAL.exec(value.trim());
+  if (!m) throw new RangeError(`not a decimal number: ${JSON.stringify(value)}`);
+  const [, sign, whole, frac = ''] = m;
+  if (frac.length > digits) {
+    if (/[^0]/.test(frac.slice(digits))) throw new RangeError(`more than ${digits} decimals: ${value}`);
+  }
+  const scaled = BigInt(whole) * 10n ** BigInt(digits) + BigInt((frac.slice(0, digits) || '0').padEnd(digits, '0'));
+  return sign ? -scaled : scaled;
+}
+
+/** A decimal string ("0.000002") to an exact per-unit rate in atto-USD. */
+export function parseRate(value: string): bigint {
+  return parseScaled(value, ATTO_DIGITS);
+}
+
+/** A USD amount to nano-USD. Accepts decimal strings and JSON numbers (read by their shortest decimal form, never by binary value). */
+export function parseUsd(value: string | number): Nano {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError('amount must be finite');
+    // String(0.1) is "0.1": the shortest round-trip form, which is what the client typed.
+    const s = String(value);
+    if (/e/i.test(s)) return parseScaled(value.toFixed(NANO_DIGITS), NANO_DIGITS);
+    return parseScaled(s, NANO_DIGITS);
+  }
+  return parseScaled(value, NANO_DIGITS);
+}
+
+/** Sum of quantity × rate terms (rates in atto), rounded half up once to nano. */
+export function charge(terms: Array<[quantity: bigint | number, rateAtto: bigint]>): Nano {
+  let atto = 0n;
+  for (const [q, rate] of terms) atto += BigInt(q) * rate;
+  return (atto + ATTO_PER_NANO / 2n) / ATTO_PER_NANO;
+}
+
+/** Exact decimal string of a nano amount, without trailing zeros ("0.005", "12", "0"). */
+export function formatUsd(nano: Nano): string {
+  const neg = nano < 0n;
+  const abs = neg ? -nano : nano;
+  const whole = abs / 10n ** BigInt(NANO_DIGITS);
+  const frac = (abs % 10n ** BigInt(NANO_DIGITS)).toString().padStart(NANO_DIGITS, '0').replace(/0+$/, '');
+  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
+}
+
+/** The two-decimal JSON number account routes show, rounded half away from zero in integer arithmetic. */
+export function toCents2(nano: Nano): number {
+  const unit = 10n ** BigInt(NANO_DIGITS - 2);
+  const neg = nano < 0n;
+  const abs = neg ? -nano : nano;
+  const cents = (abs + unit / 2n) / unit;
+  const n = Number(cents) / 100; // cents fit exactly in a double; dividing by 100 yields the nearest 2-decimal number
+  return neg ? -n : n;
+}
+
+/** Headline price per unit count (e.g. 1M tokens), as the listing's JSON number. */
+export function headline(rateAtto: bigint, per: bigint): number {
+  const nano = (rateAtto * per + ATTO_PER_NANO / 2n) / ATTO_PER_NANO;
+  return Number(formatUsd(nano));
+}
+
+/** Atto rate back to the decimal string the config used ("0.000001"). */
+export function formatRate(rateAtto: bigint): string {
+  const whole = rateAtto / 10n ** BigInt(ATTO_DIGITS);
+  const frac = (rateAtto % 10n ** BigInt(ATTO_DIGITS)).toString().padStart(ATTO_DIGITS, '0').replace(/0+$/, '');
+  return `${whole}${frac ? `.${frac}` : ''}`;
+}

@@ -1,0 +1,35 @@
+import { charge, formatRate, formatUsd, parseRate, parseUsd, toCents2 } from './index';
+
+describe('money', () => {
+  it('reads USD amounts exactly, never through binary floating point', () => {
+    expect(parseUsd(0.1) + parseUsd(0.2)).toBe(parseUsd('0.3'));
+    expect(parseUsd(2.5)).toBe(2_500_000_000n);
+    expect(parseUsd('-1.25')).toBe(-1_250_000_000n);
+    expect(parseUsd(1e-9)).toBe(1n);
+  });
+
+  it('refuses amounts finer than a nano-dollar and non-numbers', () => {
+    expect(() => parseUsd('0.0000000001')).toThrow(RangeError);
+    expect(() => parseUsd('abc')).toThrow(RangeError);
+    expect(() => parseUsd(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('sums a charge in atto and rounds once at the end', () => {
+    // 3 × 0.001 + 1 × 0.002 = 0.005 exactly
+    expect(formatUsd(charge([[3, parseRate('0.001')], [1, parseRate('0.002')]]))).toBe('0.005');
+    // 1 token at 0.0000000004 rounds to 0 nano, but 3 of them (1.2 nano) round to 1, not 0+0+0
+    expect(charge([[3, parseRate('0.0000000004')]])).toBe(1n);
+    expect(charge([[1, parseRate('0.0000000005')]])).toBe(1n); // half up
+  });
+
+  it('formats exact strings and two-decimal numbers', () => {
+    expect(formatUsd(0n)).toBe('0');
+    expect(formatUsd(12_000_000_000n)).toBe('12');
+    expect(formatUsd(-5_000_000n)).toBe('-0.005');
+    expect(toCents2(parseUsd('7.5'))).toBe(7.5);
+    expect(toCents2(parseUsd('0.005'))).toBe(0.01);
+    expect(toCents2(parseUsd('0.0049'))).toBe(0);
+    expect(toCents2(parseUsd('-0.005'))).toBe(-0.01);
+    expect(formatRate(parseRate('0.000002'))).toBe('0.000002');
+  });
+});
