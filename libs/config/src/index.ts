@@ -1,4 +1,4 @@
-export { configSchema, type GatewayConfig, type ModelConfig, type ProviderConfig, type Pricing, parseDuration } from './schema';
+export { configSchema, rateLimitSchema, type GatewayConfig, type ModelConfig, type ProviderConfig, type Pricing, parseDuration } from './schema';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
 export { readEnv, type GatewayEnv } from './env';

@@ -1,0 +1,2 @@
+export type { BillingPort, KeyIdentity, HoldRequest, Hold } from './port';
+export { createBillingHttpClient } from './http';

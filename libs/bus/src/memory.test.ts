@@ -1,0 +1,154 @@
+import type { BusEvent, EventBus } from './port';
+import type { BusErrorContext } from './errors';
+import { createMemoryBus, type MemoryBusOptions } from './memory';
+import { pause, waitFor } from './test-support';
+
+let n = 0;
+const ev = (key: string, data: unknown = null): BusEvent => ({ id: `e${++n}`, type: 't.v1', key, data });
+
+describe('memory bus', () => {
+  let bus: EventBus;
+  let errors: { err: unknown; ctx: BusErrorContext }[];
+  const open = (o: MemoryBusOptions = {}) =>
+    (bus = createMemoryBus({ retryBaseMs: 1, onError: (err, ctx) => errors.push({ err, ctx }), ...o }));
+
+  beforeEach(() => {
+    errors = [];
+    open();
+  });
+  afterEach(() => bus.close());
+
+  it('never runs a handler inside publish, nor before the publisher resumes', async () => {
+    const calls: string[] = [];
+    await bus.subscribe('g', ['t'], async (e) => void calls.push(e.id));
+    const e = ev('k');
+    await bus.publish('t', e);
+    expect(calls).toEqual([]);
+    await waitFor(() => calls.length === 1, 'delivery');
+    expect(calls).toEqual([e.id]);
+  });
+
+  it('retries a failing handler a bounded number of times, reports the drop, and moves on to the next event of the key', async () => {
+    open({ maxAttempts: 3, retryBaseMs: 1 });
+    const calls: string[] = [];
+    const poison = ev('k');
+    const next = ev('k');
+    await bus.subscribe('g', ['t'], async (e) => {
+      calls.push(e.id);
+      if (e.id === poison.id) throw new Error('poison');
+    });
+    await bus.publish('t', poison);
+    await bus.publish('t', next);
+    await waitFor(() => calls.includes(next.id), 'the event after the poison one');
+    await pause(20);
+    expect(calls).toEqual([poison.id, poison.id, poison.id, next.id]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0].ctx).toMatchObject({ action: 'dropped', group: 'g', topic: 't', event: poison });
+    expect((errors[0].err as Error).message).toBe('poison');
+  });
+
+  it('routes each key to one member of a group, and spreads keys over the members', async () => {
+    const owner = new Map<string, Set<string>>();
+    for (const member of ['m1', 'm2', 'm3']) {
+      await bus.subscribe('g', ['t'], async (e) => {
+        if (!owner.has(e.key)) owner.set(e.key, new Set());
+        owner.get(e.key)!.add(member);
+      });
+    }
+    const keys = Array.from({ length: 30 }, (_, i) => `acct-${i}`);
+    for (let round = 0; round < 4; round++) for (const k of keys) await bus.publish('t', ev(k));
+    await waitFor(() => owner.size === keys.length, 'every key');
+    await pause(10);
+    for (const members of owner.values()) expect(members.size).toBe(1);
+    const used = new Set([...owner.values()].flatMap((s) => [...s]));
+    expect(used).toEqual(new Set(['m1', 'm2', 'm3']));
+  });
+
+  it('keeps per-key order within a group while other keys run concurrently', async () => {
+    const order: Record<string, number[]> = {};
+    let running = 0;
+    let maxRunning = 0;
+    const handler = async (e: BusEvent) => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await pause((e.data as number) % 2 === 0 ? 3 : 0);
+      (order[e.key] ??= []).push(e.data as number);
+      running--;
+    };
+    await bus.subscribe('g', ['t'], handler);
+    await bus.subscribe('g', ['t'], handler);
+    for (let i = 0; i < 20; i++) for (const k of ['a', 'b', 'c', 'd']) await bus.publish('t', ev(k, i));
+    await waitFor(() => Object.values(order).flat().length === 80, 'all events');
+    for (const k of ['a', 'b', 'c', 'd']) expect(order[k]).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(maxRunning).toBeGreaterThan(1);
+  });
+
+  it('holds events for a group whose only member left, and hands them to the next member', async () => {
+    const first = await bus.subscribe('g', ['t'], async () => undefined);
+    await first.close();
+    const e = ev('k', 'kept');
+    await bus.publish('t', e);
+    await pause(10);
+    const got: BusEvent[] = [];
+    await bus.subscribe('g', ['t'], async (x) => void got.push(x));
+    await waitFor(() => got.length === 1, 'the held event');
+    expect(got).toEqual([e]);
+  });
+
+  it('does not deliver events published before the group first subscribed', async () => {
+    await bus.publish('t', ev('k'));
+    const got: BusEvent[] = [];
+    await bus.subscribe('g', ['t'], async (x) => void got.push(x));
+    const later = ev('k');
+    await bus.publish('t', later);
+    await waitFor(() => got.length === 1, 'the later event');
+    await pause(10);
+    expect(got).toEqual([later]);
+  });
+
+  it('lets an in-flight handler finish on close instead of redelivering its event', async () => {
+    const calls: string[] = [];
+    let release!: () => void;
+    const sub = await bus.subscribe('g', ['t'], (e) => {
+      calls.push(e.id);
+      return new Promise<void>((r) => (release = r));
+    });
+    const other: string[] = [];
+    await bus.subscribe('g2', ['t'], async (e) => void other.push(e.id));
+    const e = ev('k');
+    await bus.publish('t', e);
+    await waitFor(() => calls.length === 1 && other.length === 1, 'delivery to both groups');
+    const closing = sub.close();
+    release();
+    await closing;
+    const after: string[] = [];
+    await bus.subscribe('g', ['t'], async (x) => void after.push(x.id));
+    await pause(20);
+    expect(after).toEqual([]);
+  });
+
+  it('drops and reports events past the backlog bound instead of growing without limit', async () => {
+    open({ maxBacklog: 5 });
+    await bus.subscribe('g', ['t'], () => new Promise<void>(() => undefined));
+    for (let i = 0; i < 8; i++) await bus.publish('t', ev(`k${i}`));
+    expect(errors.map((x) => x.ctx.action)).toEqual(['dropped', 'dropped', 'dropped']);
+  });
+
+  it('refuses malformed events and use after close', async () => {
+    await expect(bus.publish('t', { id: '', type: 't', key: 'k', data: 1 })).rejects.toThrow(/id/);
+    await expect(bus.publish('', ev('k'))).rejects.toThrow(/topic/);
+    await bus.close();
+    await expect(bus.publish('t', ev('k'))).rejects.toThrow(/closed/);
+    await expect(bus.ping()).rejects.toThrow(/closed/);
+  });
+
+  it('moves a hot-path volume quickly', async () => {
+    let count = 0;
+    await bus.subscribe('g', ['t'], async () => void count++);
+    await bus.subscribe('h', ['t'], async () => void count++);
+    const started = Date.now();
+    for (let i = 0; i < 20_000; i++) await bus.publish('t', ev(`acct-${i % 500}`, i));
+    await waitFor(() => count === 40_000, '40k deliveries', 10_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});

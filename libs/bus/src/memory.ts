@@ -1,0 +1,233 @@
+import type { BusEvent, EventBus, Handler, Subscription } from './port';
+import { assertEvent } from './codec';
+import { backoffMs, settleWithin, sleep } from './timing';
+import { logBusError, type BusErrorHandler } from './errors';
+
+export interface MemoryBusOptions {
+  /** Deliveries of one event (first one included) before it is reported and dropped. Default 5. */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt. Default 10 ms. */
+  retryBaseMs?: number;
+  /** How long `Subscription.close()` lets in-flight handlers finish before their events go to another member. Default 5000 ms. */
+  closeTimeoutMs?: number;
+  /** Undelivered events one group may hold before new ones are dropped, so a stuck group cannot eat the heap. Default 100000. */
+  maxBacklog?: number;
+  onError?: BusErrorHandler;
+}
+
+interface Entry {
+  event: BusEvent;
+  attempts: number;
+}
+
+/** The events of one key on one topic for one group: drained by at most one loop, so they run in order. */
+interface KeyQueue {
+  topic: string;
+  key: string;
+  /** Picks the member; cached because the queue lives only while it has events. */
+  hash: number;
+  items: (Entry | undefined)[];
+  head: number;
+  running: boolean;
+}
+
+interface Member {
+  handler: Handler;
+  inflight: Set<Promise<unknown>>;
+  /** Resolves when the member is gone for good; in-flight deliveries racing it are then handed to someone else. */
+  gone: Promise<typeof ABANDONED>;
+  leave(): void;
+}
+
+interface Group {
+  name: string;
+  byTopic: Map<string, Member[]>;
+  queues: Map<string, Map<string, KeyQueue>>;
+  /** Queues whose topic has no member right now; the next subscriber to that topic restarts them. */
+  parked: Set<KeyQueue>;
+  backlog: number;
+}
+
+const OK = Symbol('ok');
+const ABANDONED = Symbol('abandoned');
+type Outcome = typeof OK | typeof ABANDONED | { error: unknown };
+
+/**
+ * In-process bus for embedded mode and unit tests. Groups are durable for the life of the bus, like Kafka/Redis
+ * groups: events published while a group has no member wait for the next one. Delivery never happens inside
+ * `publish` (always after setImmediate), so a publisher's transaction never runs consumer code.
+ */
+export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
+  const maxAttempts = Math.max(1, opts.maxAttempts ?? 5);
+  const retryBaseMs = opts.retryBaseMs ?? 10;
+  const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
+  const maxBacklog = opts.maxBacklog ?? 100_000;
+  const onError = opts.onError ?? logBusError;
+
+  const groups = new Map<string, Group>();
+  const groupsByTopic = new Map<string, Group[]>();
+  let closed = false;
+
+  function enqueue(group: Group, topic: string, event: BusEvent): void {
+    if (group.backlog >= maxBacklog) {
+      onError(new Error(`backlog of ${maxBacklog} events is full`), { adapter: 'memory', action: 'dropped', topic, group: group.name, event });
+      return;
+    }
+    let byKey = group.queues.get(topic);
+    if (!byKey) group.queues.set(topic, (byKey = new Map()));
+    let q = byKey.get(event.key);
+    if (!q) {
+      q = { topic, key: event.key, hash: fnv1a(event.key), items: [], head: 0, running: false };
+      byKey.set(event.key, q);
+    }
+    q.items.push({ event, attempts: 0 });
+    group.backlog++;
+    start(group, q);
+  }
+
+  function start(group: Group, q: KeyQueue): void {
+    if (q.running) return;
+    q.running = true;
+    setImmediate(drain, group, q);
+  }
+
+  function advance(group: Group, q: KeyQueue): void {
+    q.items[q.head++] = undefined;
+    group.backlog--;
+    if (q.head === q.items.length) {
+      q.items = [];
+      q.head = 0;
+    } else if (q.head > 1024 && q.head * 2 > q.items.length) {
+      q.items = q.items.slice(q.head);
+      q.head = 0;
+    }
+  }
+
+  async function drain(group: Group, q: KeyQueue): Promise<void> {
+    try {
+      while (!closed && q.head < q.items.length) {
+        const entry = q.items[q.head]!;
+        const members = group.byTopic.get(q.topic);
+        if (!members || members.length === 0) {
+          group.parked.add(q);
+          return;
+        }
+        const outcome = await deliver(members[q.hash % members.length], entry.event, q.topic);
+        if (outcome === ABANDONED) continue;
+        if (outcome === OK) {
+          advance(group, q);
+          continue;
+        }
+        entry.attempts++;
+        if (entry.attempts >= maxAttempts) {
+          onError(outcome.error, { adapter: 'memory', action: 'dropped', topic: q.topic, group: group.name, event: entry.event });
+          advance(group, q);
+        } else {
+          await sleep(backoffMs(entry.attempts, retryBaseMs));
+        }
+      }
+    } finally {
+      q.running = false;
+      // Deleting only empty queues keeps the per-key maps as small as the set of keys with traffic in flight.
+      if (q.head === q.items.length && group.queues.get(q.topic)?.get(q.key) === q) group.queues.get(q.topic)!.delete(q.key);
+    }
+  }
+
+  async function deliver(member: Member, event: BusEvent, topic: string): Promise<Outcome> {
+    let run: Promise<Outcome>;
+    try {
+      run = Promise.resolve(member.handler(event, topic)).then(
+        () => OK,
+        (error: unknown) => ({ error }),
+      );
+    } catch (error) {
+      return { error };
+    }
+    member.inflight.add(run);
+    try {
+      return await Promise.race([run, member.gone]);
+    } finally {
+      member.inflight.delete(run);
+    }
+  }
+
+  function join(name: string, topics: string[], handler: Handler): Member {
+    let group = groups.get(name);
+    if (!group) {
+      group = { name, byTopic: new Map(), queues: new Map(), parked: new Set(), backlog: 0 };
+      groups.set(name, group);
+    }
+    let leave!: () => void;
+    const gone = new Promise<typeof ABANDONED>((resolve) => (leave = () => resolve(ABANDONED)));
+    const member: Member = { handler, inflight: new Set(), gone, leave };
+    for (const topic of new Set(topics)) {
+      const members = group.byTopic.get(topic) ?? [];
+      members.push(member);
+      group.byTopic.set(topic, members);
+      const onTopic = groupsByTopic.get(topic) ?? [];
+      if (!onTopic.includes(group)) groupsByTopic.set(topic, [...onTopic, group]);
+    }
+    for (const q of group.parked) {
+      if (group.byTopic.get(q.topic)?.length) {
+        group.parked.delete(q);
+        start(group, q);
+      }
+    }
+    return member;
+  }
+
+  async function part(group: Group, member: Member): Promise<void> {
+    for (const [topic, members] of group.byTopic) {
+      const rest = members.filter((m) => m !== member);
+      if (rest.length) group.byTopic.set(topic, rest);
+      else group.byTopic.delete(topic);
+    }
+    if (member.inflight.size) await settleWithin([...member.inflight], closeTimeoutMs);
+    member.leave();
+  }
+
+  return {
+    kind: 'memory',
+
+    async publish(topic, event) {
+      assertEvent(topic, event);
+      if (closed) throw new Error('bus: publish on a closed memory bus');
+      const targets = groupsByTopic.get(topic);
+      if (!targets) return;
+      for (const group of targets) enqueue(group, topic, event);
+    },
+
+    async subscribe(groupName, topics, handler): Promise<Subscription> {
+      if (closed) throw new Error('bus: subscribe on a closed memory bus');
+      if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
+      const member = join(groupName, topics, handler);
+      const group = groups.get(groupName)!;
+      let closing: Promise<void> | undefined;
+      return { close: () => (closing ??= part(group, member)) };
+    },
+
+    async ping() {
+      if (closed) throw new Error('bus: memory bus is closed');
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      const members = new Set<Member>();
+      for (const group of groups.values()) for (const list of group.byTopic.values()) for (const m of list) members.add(m);
+      for (const m of members) m.leave();
+      groups.clear();
+      groupsByTopic.clear();
+    },
+  };
+}
+
+/** FNV-1a: cheap and well spread, so accounts divide evenly over a group's members. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

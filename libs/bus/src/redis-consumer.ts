@@ -1,0 +1,230 @@
+import type Redis from 'ioredis';
+import type { BusEvent, Handler } from './port';
+import { decodeEvent } from './codec';
+import { errorMessage, type BusErrorHandler } from './errors';
+import { backoffMs, settleWithin, sleep } from './timing';
+
+export interface StreamConsumerConfig {
+  cmd: Redis;
+  streamKey(topic: string): string;
+  deadLetterKey(topic: string): string;
+  group: string;
+  consumer: string;
+  topics: string[];
+  handler: Handler;
+  maxLen: number;
+  blockMs: number;
+  batchSize: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  maxDeliveries: number;
+  claimIdleMs: number;
+  closeTimeoutMs: number;
+  onError: BusErrorHandler;
+}
+
+/** [id, [field, value, ...]]; fields are null for an entry trimmed away while it was pending (Redis < 7). */
+type StreamEntry = [id: string, fields: string[] | null];
+
+/** Pages of XAUTOCLAIM per claim pass, so a large backlog of orphans cannot starve new messages. */
+const CLAIM_PAGES_PER_PASS = 10;
+
+/**
+ * One subscription's read loop. Everything (reads, claims, handler calls) happens in this single loop, so the
+ * handler never runs concurrently with itself and the messages of one read are handled in stream order.
+ */
+export class StreamConsumer {
+  private readonly conn: Redis;
+  private readonly keys: string[];
+  private readonly topicOf = new Map<string, string>();
+  private readonly claimEveryMs: number;
+  private stopping = false;
+  private blocked = false;
+  private hungUp = false;
+  private loop?: Promise<void>;
+  private stopped?: Promise<void>;
+
+  constructor(private readonly c: StreamConsumerConfig) {
+    this.conn = c.cmd.duplicate();
+    this.conn.on('error', () => {
+      // Already reported through the command connection and the loop's own catch; avoids ioredis' unhandled-error print.
+    });
+    this.keys = c.topics.map((t) => c.streamKey(t));
+    c.topics.forEach((t, i) => this.topicOf.set(this.keys[i], t));
+    this.claimEveryMs = Math.max(50, Math.min(c.claimIdleMs / 2, 5_000));
+  }
+
+  /** Resolves once the groups exist: events published after `subscribe()` returns are this group's to read. */
+  async start(): Promise<void> {
+    try {
+      await this.ensureGroups();
+    } catch (err) {
+      this.hangUp();
+      throw err;
+    }
+    this.loop = this.run();
+  }
+
+  stop(): Promise<void> {
+    return (this.stopped ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    // A blocked read would otherwise hold close() for up to blockMs; dropping the socket ends it now. Anything
+    // the server handed out in that instant stays pending and is claimed later: at-least-once still holds.
+    if (this.blocked) this.hangUp();
+    const finished = await settleWithin([this.loop ?? Promise.resolve()], this.c.closeTimeoutMs);
+    this.hangUp();
+    if (finished) await this.forgetConsumerIfIdle().catch(() => undefined);
+  }
+
+  /** Once only: a second ioredis disconnect() on a closed socket leaves a 2 s timer that holds the process open. */
+  private hangUp(): void {
+    if (this.hungUp) return;
+    this.hungUp = true;
+    this.conn.disconnect();
+  }
+
+  private async ensureGroups(): Promise<void> {
+    for (const key of this.keys) {
+      try {
+        // `$`: like a new Kafka group, a new group starts at the tail instead of replaying the retained stream.
+        await this.c.cmd.xgroup('CREATE', key, this.c.group, '$', 'MKSTREAM');
+      } catch (err) {
+        if (!errorMessage(err).includes('BUSYGROUP')) throw err;
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    let nextClaimAt = 0;
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        if (Date.now() >= nextClaimAt) {
+          await this.claimPass();
+          nextClaimAt = Date.now() + this.claimEveryMs;
+        }
+        if (this.stopping) break;
+        this.blocked = true;
+        const reply = (await this.conn.xreadgroup(
+          'GROUP', this.c.group, this.c.consumer,
+          'COUNT', this.c.batchSize,
+          'BLOCK', Math.min(this.c.blockMs, this.claimEveryMs),
+          'STREAMS', ...this.keys, ...this.keys.map(() => '>'),
+        )) as [key: string, entries: StreamEntry[]][] | null;
+        this.blocked = false;
+        for (const [key, entries] of reply ?? []) await this.handleEntries(key, entries, null);
+        failures = 0;
+      } catch (err) {
+        this.blocked = false;
+        if (this.stopping) break;
+        if (errorMessage(err).includes('NOGROUP')) {
+          // The stream or group was deleted under us (FLUSHALL, manual cleanup): recreate and carry on.
+          await this.ensureGroups().catch(() => undefined);
+        } else {
+          this.c.onError(err, { adapter: 'redis', action: 'none', group: this.c.group });
+        }
+        await sleep(backoffMs(++failures, 100, 5_000));
+      }
+    }
+  }
+
+  /** Takes over messages another consumer (or this one, after a handler failure) left unacknowledged too long. */
+  private async claimPass(): Promise<void> {
+    for (const key of this.keys) {
+      let cursor = '0-0';
+      for (let page = 0; page < CLAIM_PAGES_PER_PASS && !this.stopping; page++) {
+        const [next, entries] = (await this.c.cmd.xautoclaim(
+          key, this.c.group, this.c.consumer, this.c.claimIdleMs, cursor, 'COUNT', this.c.batchSize,
+        )) as [string, StreamEntry[], string[]?];
+        if (entries.length) await this.handleEntries(key, entries, await this.deliveryCounts(key, entries));
+        cursor = next;
+        if (cursor === '0-0') break;
+      }
+    }
+  }
+
+  /** An id missing from the answer counts as a first delivery: dead-lettering it then waits one more round, no harm. */
+  private async deliveryCounts(key: string, entries: StreamEntry[]): Promise<Map<string, number>> {
+    const rows = (await this.c.cmd.xpending(
+      key, this.c.group, entries[0][0], entries[entries.length - 1][0], entries.length + this.c.batchSize, this.c.consumer,
+    )) as [id: string, consumer: string, idleMs: number, deliveries: number][];
+    return new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
+  }
+
+  private async handleEntries(key: string, entries: StreamEntry[], deliveries: Map<string, number> | null): Promise<void> {
+    const topic = this.topicOf.get(key)!;
+    const acks: Promise<unknown>[] = [];
+    for (const [id, fields] of entries) {
+      // Whatever is not handled yet stays pending and is claimed elsewhere after claimIdleMs.
+      if (this.stopping) break;
+      const raw = fields ? field(fields, 'e') : undefined;
+      if (raw === undefined) {
+        acks.push(this.ack(key, id));
+        continue;
+      }
+      let event: BusEvent;
+      try {
+        event = decodeEvent(raw);
+      } catch (err) {
+        acks.push(this.deadLetter(topic, key, id, raw, err, undefined));
+        continue;
+      }
+      const delivered = deliveries?.get(id) ?? 1;
+      if (delivered > this.c.maxDeliveries) {
+        acks.push(this.deadLetter(topic, key, id, raw, new Error(`gave up after ${delivered - 1} deliveries`), event));
+        continue;
+      }
+      if (await this.invoke(event, topic)) acks.push(this.ack(key, id));
+    }
+    // Acks are pipelined, not awaited one by one: a lost ack only means a duplicate, which consumers tolerate.
+    for (const r of await Promise.allSettled(acks)) {
+      if (r.status === 'rejected' && !this.stopping) this.c.onError(r.reason, { adapter: 'redis', action: 'none', topic, group: this.c.group });
+    }
+  }
+
+  /** In-place retries keep a transient failure from costing claimIdleMs and from reordering the key. */
+  private async invoke(event: BusEvent, topic: string): Promise<boolean> {
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= this.c.maxAttempts; attempt++) {
+      try {
+        await this.c.handler(event, topic);
+        return true;
+      } catch (err) {
+        lastError = err;
+        if (this.stopping || attempt === this.c.maxAttempts) break;
+        await sleep(backoffMs(attempt, this.c.retryBaseMs));
+      }
+    }
+    this.c.onError(lastError, { adapter: 'redis', action: 'will-retry', topic, group: this.c.group, event });
+    return false;
+  }
+
+  private ack(key: string, id: string): Promise<unknown> {
+    return this.c.cmd.xack(key, this.c.group, id);
+  }
+
+  private async deadLetter(topic: string, key: string, id: string, raw: string, err: unknown, event: BusEvent | undefined): Promise<void> {
+    await this.c.cmd.xadd(
+      this.c.deadLetterKey(topic), 'MAXLEN', '~', this.c.maxLen, '*',
+      'e', raw, 'id', id, 'group', this.c.group, 'error', errorMessage(err),
+    );
+    this.c.onError(err, { adapter: 'redis', action: 'dead-lettered', topic, group: this.c.group, event });
+    await this.ack(key, id);
+  }
+
+  /** Random consumer names would otherwise pile up in XINFO CONSUMERS; one still owning messages is left to be claimed from. */
+  private async forgetConsumerIfIdle(): Promise<void> {
+    for (const key of this.keys) {
+      const pending = (await this.c.cmd.xpending(key, this.c.group, '-', '+', 1, this.c.consumer)) as unknown[];
+      if (pending.length === 0) await this.c.cmd.xgroup('DELCONSUMER', key, this.c.group, this.c.consumer);
+    }
+  }
+}
+
+function field(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}

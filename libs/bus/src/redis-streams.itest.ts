@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import type { BusEvent, EventBus } from './port';
+import type { BusErrorContext } from './errors';
+import { createRedisBus, type RedisBusOptions } from './redis-streams';
+import { REDIS_ENABLED, REDIS_URL, pause, waitFor, within } from './test-support';
+
+/** What only the Redis adapter does: the claim loop, dead-lettering, trimming, and its housekeeping. */
+(REDIS_ENABLED ? describe : describe.skip)('redis streams bus', () => {
+  const prefix = `bus-test:${randomUUID().slice(0, 8)}:`;
+  let redis: Redis;
+  let buses: EventBus[] = [];
+  let errors: { err: unknown; ctx: BusErrorContext }[] = [];
+  let n = 0;
+  const ev = (key = 'acct'): BusEvent => ({ id: `id-${++n}`, type: 'x.v1', key, data: { n } });
+  const unique = (s: string) => `${s}-${++n}`;
+  const open = (o: RedisBusOptions = {}) => {
+    const b = createRedisBus(REDIS_URL, { prefix, retryBaseMs: 5, onError: (err, ctx) => errors.push({ err, ctx }), ...o });
+    buses.push(b);
+    return b;
+  };
+  const pendingCount = async (topic: string, group: string) => Number(((await redis.xpending(prefix + topic, group)) as unknown[])[0]);
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+    redis.on('error', () => undefined);
+    await within(redis.ping(), 3_000, `Redis at ${REDIS_URL}`);
+  });
+  afterEach(async () => {
+    await Promise.all(buses.map((b) => b.close()));
+    buses = [];
+    errors = [];
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('acknowledges handled messages, leaving nothing pending', async () => {
+    const bus = open();
+    const [topic, group] = [unique('t'), unique('g')];
+    const got: string[] = [];
+    await bus.subscribe(group, [topic], async (e) => void got.push(e.id));
+    for (let i = 0; i < 20; i++) await bus.publish(topic, ev());
+    await waitFor(() => got.length === 20, '20 deliveries');
+    await pause(50);
+    expect(await pendingCount(topic, group)).toBe(0);
+  });
+
+  it('leaves a message whose handler failed pending, and the claim loop hands it back', async () => {
+    const bus = open({ maxAttempts: 1 });
+    const [topic, group] = [unique('t'), unique('g')];
+    const calls: number[] = [];
+    await bus.subscribe(group, [topic], async () => {
+      calls.push(Date.now());
+      if (calls.length === 1) throw new Error('transient');
+    }, { claimIdleMs: 300 });
+    await bus.publish(topic, ev());
+    await waitFor(() => calls.length === 1, 'first delivery');
+    expect(await pendingCount(topic, group)).toBe(1);
+    await waitFor(() => calls.length === 2, 'redelivery by the claim loop', 5_000);
+    expect(calls[1] - calls[0]).toBeGreaterThanOrEqual(250);
+    await pause(50);
+    expect(await pendingCount(topic, group)).toBe(0);
+    expect(errors.map((x) => x.ctx.action)).toEqual(['will-retry']);
+  });
+
+  it('dead-letters a message that keeps failing, with the reason, and acknowledges it', async () => {
+    const bus = open({ maxAttempts: 1, maxDeliveries: 2 });
+    const [topic, group] = [unique('t'), unique('g')];
+    let calls = 0;
+    await bus.subscribe(group, [topic], async () => {
+      calls++;
+      throw new Error('always broken');
+    }, { claimIdleMs: 150 });
+    const poison = ev();
+    await bus.publish(topic, poison);
+    await waitFor(() => errors.some((x) => x.ctx.action === 'dead-lettered'), 'dead-lettering', 5_000);
+    expect(calls).toBe(2);
+    const dead = (await redis.xrange(`${prefix}dead:${topic}`, '-', '+')) as [string, string[]][];
+    expect(dead).toHaveLength(1);
+    const flat = dead[0][1];
+    const fields = Object.fromEntries(flat.filter((_, i) => i % 2 === 0).map((k, i) => [k, flat[2 * i + 1]]));
+    expect(JSON.parse(fields.e)).toEqual(poison);
+    expect(fields.group).toBe(group);
+    expect(fields.error).toMatch(/gave up after 2 deliveries/);
+    expect(await pendingCount(topic, group)).toBe(0);
+  });
+
+  it('dead-letters a malformed stream entry and keeps consuming', async () => {
+    const bus = open();
+    const [topic, group] = [unique('t'), unique('g')];
+    const got: BusEvent[] = [];
+    await bus.subscribe(group, [topic], async (e) => void got.push(e));
+    await redis.xadd(prefix + topic, '*', 'e', '{"not":"an event"}');
+    const good = ev();
+    await bus.publish(topic, good);
+    await waitFor(() => got.length === 1, 'the good event');
+    expect(got).toEqual([good]);
+    expect(await redis.xlen(`${prefix}dead:${topic}`)).toBe(1);
+    expect(errors.map((x) => x.ctx.action)).toEqual(['dead-lettered']);
+  });
+
+  it('closes promptly while a read is blocked', async () => {
+    const bus = open({ blockMs: 10_000 });
+    const sub = await bus.subscribe(unique('g'), [unique('t')], async () => undefined);
+    await pause(100);
+    const started = Date.now();
+    await sub.close();
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it('removes its consumer from the group on a clean close, but not one that still owns messages', async () => {
+    const bus = open({ closeTimeoutMs: 50 });
+    const [topic, group] = [unique('t'), unique('g')];
+    const clean = await bus.subscribe(group, [topic], async () => undefined, { consumer: 'clean' });
+    await clean.close();
+    const stuck = await bus.subscribe(group, [topic], () => new Promise<void>(() => undefined), { consumer: 'stuck' });
+    await bus.publish(topic, ev());
+    await pause(100);
+    await stuck.close();
+    const consumers = (await redis.xinfo('CONSUMERS', prefix + topic, group)) as unknown[][];
+    expect(consumers.map((c) => c[1])).toEqual(['stuck']);
+  });
+
+  it('trims streams to roughly maxLen', async () => {
+    const bus = open({ maxLen: 10 });
+    const topic = unique('t');
+    await Promise.all(Array.from({ length: 600 }, () => bus.publish(topic, ev())));
+    const len = await redis.xlen(prefix + topic);
+    expect(len).toBeGreaterThanOrEqual(10);
+    expect(len).toBeLessThan(300);
+  });
+});

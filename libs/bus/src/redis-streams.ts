@@ -1,0 +1,104 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import Redis, { type RedisOptions } from 'ioredis';
+import type { EventBus, Handler, SubscribeOptions, Subscription } from './port';
+import { assertEvent, encodeEvent } from './codec';
+import { logBusError, type BusErrorHandler } from './errors';
+import { StreamConsumer, type StreamConsumerConfig } from './redis-consumer';
+import { settleWithin } from './timing';
+
+export interface RedisBusOptions {
+  /** Prepended to the topic to name its stream. Default `bus:`. */
+  prefix?: string;
+  /** Approximate cap on each stream's length (XADD MAXLEN ~). Default 100000. */
+  maxLen?: number;
+  /** Default for `SubscribeOptions.claimIdleMs`. Default 30000 ms. */
+  claimIdleMs?: number;
+  /** Longest a read blocks; bounds how late a claim pass or a close can be. Default 1000 ms. */
+  blockMs?: number;
+  /** Messages per XREADGROUP / XAUTOCLAIM. Default 100. */
+  batchSize?: number;
+  /** Handler calls per delivery before the message is left pending for the claim loop. Default 3. */
+  maxAttempts?: number;
+  /** First in-place retry delay; doubles per attempt. Default 50 ms. */
+  retryBaseMs?: number;
+  /** Deliveries (reads plus claims) after which a message goes to the `<prefix>dead:<topic>` stream. Default 10. */
+  maxDeliveries?: number;
+  /** How long `close()` lets an in-flight handler finish before abandoning it (its message stays pending). Default 5000 ms. */
+  closeTimeoutMs?: number;
+  /** Passed to ioredis for the command connection and, duplicated, each subscription's blocking connection. */
+  redis?: RedisOptions;
+  onError?: BusErrorHandler;
+}
+
+/**
+ * Redis Streams adapter: one stream per topic, one Redis consumer group per bus group. Publishing is one XADD.
+ * Each subscription owns a connection because XREADGROUP BLOCK would stall every other command queued behind it.
+ */
+export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBus {
+  const prefix = opts.prefix ?? 'bus:';
+  const maxLen = opts.maxLen ?? 100_000;
+  const onError = opts.onError ?? logBusError;
+  const cmd = new Redis(url, opts.redis ?? {});
+  cmd.on('error', (err) => onError(err, { adapter: 'redis', action: 'none' }));
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+
+  const base: Omit<StreamConsumerConfig, 'group' | 'consumer' | 'topics' | 'handler' | 'claimIdleMs'> = {
+    cmd,
+    streamKey: (topic) => prefix + topic,
+    deadLetterKey: (topic) => `${prefix}dead:${topic}`,
+    maxLen,
+    blockMs: opts.blockMs ?? 1_000,
+    batchSize: opts.batchSize ?? 100,
+    maxAttempts: Math.max(1, opts.maxAttempts ?? 3),
+    retryBaseMs: opts.retryBaseMs ?? 50,
+    maxDeliveries: Math.max(1, opts.maxDeliveries ?? 10),
+    closeTimeoutMs: opts.closeTimeoutMs ?? 5_000,
+    onError,
+  };
+
+  return {
+    kind: 'redis',
+
+    async publish(topic, event) {
+      assertEvent(topic, event);
+      if (closed) throw new Error('bus: publish on a closed redis bus');
+      await cmd.xadd(prefix + topic, 'MAXLEN', '~', maxLen, '*', 'e', encodeEvent(event));
+    },
+
+    async subscribe(group: string, topics: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
+      if (closed) throw new Error('bus: subscribe on a closed redis bus');
+      if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
+      const consumer = new StreamConsumer({
+        ...base,
+        group,
+        topics: [...new Set(topics)],
+        handler,
+        consumer: sub.consumer ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+        claimIdleMs: sub.claimIdleMs ?? opts.claimIdleMs ?? 30_000,
+      });
+      await consumer.start();
+      const subscription: Subscription = {
+        close: async () => {
+          subscriptions.delete(subscription);
+          await consumer.stop();
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async ping() {
+      if ((await cmd.ping()) !== 'PONG') throw new Error('bus: unexpected PING reply from redis');
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+      // QUIT on a lazy client that never connected would open a connection just to close it.
+      if (cmd.status === 'wait' || !(await settleWithin([cmd.quit()], 1_000))) cmd.disconnect();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * Versioned event schemas shared by producers and consumers. A consumer parses with these, so a
+ * malformed or unknown event is rejected at the boundary instead of half-applied to the ledger.
+ */
+export const TOPICS = {
+  holds: 'billing.holds',
+} as const;
+
+const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
+
+/** What one request did, written as its usage record when its hold closes. */
+export const usageRecordSchema = z.object({
+  model: z.string(),
+  streamed: z.boolean(),
+  status: z.enum(['succeeded', 'failed', 'canceled']),
+  error_code: z.string().nullable(),
+  finish_reason: z.string().nullable(),
+  tokens_prompt: z.number().int().nonnegative(),
+  tokens_completion: z.number().int().nonnegative(),
+  native_tokens_prompt: z.number().int().nonnegative(),
+  native_tokens_completion: z.number().int().nonnegative(),
+  num_media_prompt: z.number().int().nonnegative().default(0),
+  num_media_completion: z.number().int().nonnegative().default(0),
+  /** ms from request start to the first byte from the upstream. */
+  latency: z.number().int().nonnegative(),
+  /** ms from request start to the end of the answer. */
+  generation_time: z.number().int().nonnegative(),
+  attempts: z.number().int().nonnegative(),
+  fallback_used: z.boolean(),
+  origin: z.string().default(''),
+  /** The request finished at this time (ISO). */
+  finished_at: z.string(),
+  /** Worst case held vs. the upstream's report: set when the charge was capped at the hold. */
+  capped_from_nano: nanoString.optional(),
+});
+export type UsageRecord = z.infer<typeof usageRecordSchema>;
+
+export const holdCloseSchema = z.object({
+  hold_id: z.string(),
+  account_id: z.string(),
+  request_id: z.string(),
+  /** settle charges `charge_nano` (may be 0); release charges nothing. */
+  outcome: z.enum(['settle', 'release']),
+  charge_nano: nanoString,
+  record: usageRecordSchema,
+});
+export type HoldClose = z.infer<typeof holdCloseSchema>;
+
+export const EVENT_TYPES = {
+  holdClose: 'hold.close.v1',
+} as const;

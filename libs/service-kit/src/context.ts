@@ -1,0 +1,59 @@
+import crypto from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import { GatewayError } from '@gateway/errors';
+
+/**
+ * Headers the edge sets on requests it forwards. The edge strips any client-sent `x-gateway-*` header first,
+ * so a service can trust these; in the fleet the shared internal token proves the request came from inside.
+ */
+export const INTERNAL = {
+  requestId: 'x-gateway-request-id',
+  accountId: 'x-gateway-account-id',
+  keyId: 'x-gateway-key-id',
+  token: 'x-gateway-internal-token',
+  startedAt: 'x-gateway-started-at',
+} as const;
+
+export interface RequestContext {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  /** epoch ms when the edge received the request, for latency figures. */
+  startedAt: number;
+  idempotencyKey?: string;
+}
+
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** `req_` + 24 random base-36 characters: unguessable, URL-safe, cheap. */
+export function newRequestId(prefix = 'req'): string {
+  const bytes = crypto.randomBytes(24);
+  let id = '';
+  for (let i = 0; i < 24; i++) id += ALPHABET[bytes[i] % 36];
+  return `${prefix}_${id}`;
+}
+
+export function contextOf(req: Request): RequestContext {
+  const h = req.headers;
+  const accountId = h[INTERNAL.accountId];
+  const keyId = h[INTERNAL.keyId];
+  if (typeof accountId !== 'string' || typeof keyId !== 'string') {
+    throw new GatewayError('invalid_api_key', 'Missing API key');
+  }
+  const idem = h['idempotency-key'];
+  return {
+    requestId: String(h[INTERNAL.requestId] ?? newRequestId()),
+    accountId,
+    keyId,
+    startedAt: Number(h[INTERNAL.startedAt] ?? Date.now()),
+    idempotencyKey: typeof idem === 'string' && idem.length > 0 ? idem : undefined,
+  };
+}
+
+/** Internal routes and edge-forwarded requests must carry the fleet's shared token when one is configured. */
+export function requireInternalToken(token: string | undefined): RequestHandler {
+  return (req, _res, next) => {
+    if (!token || req.headers[INTERNAL.token] === token) return next();
+    next(new GatewayError('invalid_api_key', 'This listener only accepts requests from the gateway edge'));
+  };
+}

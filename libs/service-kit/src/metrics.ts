@@ -1,0 +1,34 @@
+import client from 'prom-client';
+
+export interface Metrics {
+  registry: client.Registry;
+  httpDuration: client.Histogram<'service' | 'route' | 'status'>;
+  counter(name: string, help: string, labels: string[]): client.Counter<string>;
+  histogram(name: string, help: string, labels: string[], buckets?: number[]): client.Histogram<string>;
+}
+
+/** One registry per process; in the embedded gateway every service shares it, so names carry no service prefix. */
+export function createMetrics(): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const made = new Map<string, client.Metric<string>>();
+  const metrics: Metrics = {
+    registry,
+    httpDuration: new client.Histogram({
+      name: 'gateway_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by service, route and status',
+      labelNames: ['service', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    counter(name, help, labels) {
+      if (!made.has(name)) made.set(name, new client.Counter({ name, help, labelNames: labels, registers: [registry] }));
+      return made.get(name) as client.Counter<string>;
+    },
+    histogram(name, help, labels, buckets) {
+      if (!made.has(name)) made.set(name, new client.Histogram({ name, help, labelNames: labels, buckets, registers: [registry] }));
+      return made.get(name) as client.Histogram<string>;
+    },
+  };
+  return metrics;
+}

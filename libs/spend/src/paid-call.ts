@@ -1,0 +1,217 @@
+import type { BillingPort, Hold } from '@gateway/billing-client';
+import type { EventBus } from '@gateway/bus';
+import type { ModelConfig, ModelRegistry, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import { GatewayError } from '@gateway/errors';
+import { EVENT_TYPES, TOPICS, type HoldClose, type UsageRecord } from '@gateway/events';
+import { formatUsd } from '@gateway/money';
+import type { Logger, RequestContext } from '@gateway/service-kit';
+import { UpstreamError, classify } from '@gateway/upstreams';
+import type { Circuits } from './circuits';
+
+export interface SpendDeps {
+  registry: ModelRegistry;
+  billing: BillingPort;
+  bus: EventBus;
+  circuits: Circuits;
+  logger: Logger;
+  /** How long a synchronous hold may stay open before the sweeper releases it. */
+  holdTtlMs?: number;
+}
+
+export interface PaidCallSpec {
+  ctx: RequestContext;
+  category: ModelConfig['category'];
+  /** The requested model, then the `models` fallbacks, in order. */
+  slugs: string[];
+  streamed: boolean;
+  /** Worst-case charge of this request on one model, in nano-USD. */
+  worstCase(model: ResolvedModel): bigint;
+}
+
+export interface Usage {
+  /** What the caller is charged, before the cap at the hold. */
+  chargeNano: bigint;
+  tokensPrompt: number;
+  tokensCompletion: number;
+  finishReason: string | null;
+}
+
+export interface Answer<T> {
+  result: T;
+  model: ResolvedModel;
+  endpoint: ResolvedEndpoint;
+}
+
+/**
+ * The one money flow of every spending route: resolve → hold worst case → call with failover → settle or release.
+ * Routes differ only in how they validate, estimate, call and shape the answer; they never touch the ledger themselves.
+ */
+export class PaidCall {
+  private attempts = 0;
+  private firstByteAt: number | undefined;
+  private closed = false;
+  private answeredBy: ResolvedModel | undefined;
+
+  private constructor(
+    private readonly deps: SpendDeps,
+    private readonly spec: PaidCallSpec,
+    readonly candidates: ResolvedModel[],
+    readonly hold: Hold,
+  ) {}
+
+  /** Resolves the models and places the hold; throws 409 model_unavailable or 402 before anything is routed. */
+  static async begin(deps: SpendDeps, spec: PaidCallSpec): Promise<PaidCall> {
+    const candidates = resolveCandidates(deps, spec);
+    const amount = candidates.reduce((max, m) => {
+      const w = spec.worstCase(m);
+      return w > max ? w : max;
+    }, 0n);
+    const hold = await deps.billing.placeHold({
+      accountId: spec.ctx.accountId,
+      keyId: spec.ctx.keyId,
+      requestId: spec.ctx.requestId,
+      idempotencyKey: spec.ctx.idempotencyKey,
+      amountNano: amount,
+      model: candidates[0].config.id,
+      ttlMs: deps.holdTtlMs ?? 15 * 60_000,
+    });
+    return new PaidCall(deps, spec, candidates, hold);
+  }
+
+  /**
+   * Tries each candidate's endpoints in order. An endpoint that fails before answering (connect error, timeout,
+   * 429, 5xx) hands over to the next; the client's own 4xx stops the search. On total failure the hold is released.
+   */
+  async call<T>(attempt: (model: ResolvedModel, endpoint: ResolvedEndpoint) => Promise<T>): Promise<Answer<T>> {
+    let last: UpstreamError | undefined;
+    for (const model of this.candidates) {
+      for (const endpoint of model.endpoints) {
+        if (!this.deps.circuits.allow(endpoint.key)) continue;
+        this.attempts += 1;
+        try {
+          const result = await attempt(model, endpoint);
+          this.firstByteAt = Date.now();
+          this.deps.circuits.success(endpoint.key);
+          this.answeredBy = model;
+          return { result, model, endpoint };
+        } catch (e) {
+          const err = classify(e);
+          if (err.clientFault) {
+            await this.release('invalid_request');
+            throw new GatewayError('invalid_request', `The model refused the request: ${err.message}`);
+          }
+          this.deps.circuits.failure(endpoint.key);
+          this.deps.logger.warn({ requestId: this.spec.ctx.requestId, endpoint: endpoint.key, kind: err.kind, status: err.status }, 'upstream attempt failed');
+          last = err;
+        }
+      }
+    }
+    await this.release('upstream_unavailable');
+    throw new GatewayError(
+      'upstream_unavailable',
+      last ? `Every upstream for this model failed (${this.attempts} attempt${this.attempts === 1 ? '' : 's'}); nothing was charged` : 'No upstream is healthy for this model right now; nothing was charged',
+    );
+  }
+
+  /** Marks the first byte of a stream, for the latency figure. */
+  markFirstByte(): void {
+    this.firstByteAt ??= Date.now();
+  }
+
+  /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
+  async settle(usage: Usage): Promise<string> {
+    const capped = usage.chargeNano > this.hold.amountNano;
+    const charge = capped ? this.hold.amountNano : usage.chargeNano;
+    await this.close('settle', charge, {
+      status: 'succeeded',
+      error_code: null,
+      finish_reason: usage.finishReason,
+      tokens_prompt: usage.tokensPrompt,
+      tokens_completion: usage.tokensCompletion,
+      capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
+    });
+    return formatUsd(charge);
+  }
+
+  /** Releases the hold: nothing is charged, the usage record carries the error code. */
+  async release(errorCode: string, partial?: Pick<Usage, 'tokensPrompt' | 'tokensCompletion'>): Promise<void> {
+    await this.close('release', 0n, {
+      status: 'failed',
+      error_code: errorCode,
+      finish_reason: 'error',
+      tokens_prompt: partial?.tokensPrompt ?? 0,
+      tokens_completion: partial?.tokensCompletion ?? 0,
+    });
+  }
+
+  /** A stream that broke after delivering some answer: charged for what was delivered, recorded as failed. */
+  async settlePartial(usage: Usage, errorCode: string): Promise<string> {
+    const charge = usage.chargeNano > this.hold.amountNano ? this.hold.amountNano : usage.chargeNano;
+    await this.close('settle', charge, {
+      status: 'failed',
+      error_code: errorCode,
+      finish_reason: 'error',
+      tokens_prompt: usage.tokensPrompt,
+      tokens_completion: usage.tokensCompletion,
+    });
+    return formatUsd(charge);
+  }
+
+  private async close(
+    outcome: HoldClose['outcome'],
+    charge: bigint,
+    rec: Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'>,
+  ): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const now = Date.now();
+    const started = this.spec.ctx.startedAt;
+    const record: UsageRecord = {
+      model: (this.answeredBy ?? this.candidates[0]).config.id,
+      streamed: this.spec.streamed,
+      native_tokens_prompt: rec.tokens_prompt,
+      native_tokens_completion: rec.tokens_completion,
+      num_media_prompt: 0,
+      num_media_completion: 0,
+      latency: Math.max(0, (this.firstByteAt ?? now) - started),
+      generation_time: Math.max(0, now - started),
+      attempts: this.attempts,
+      fallback_used: this.attempts > 1,
+      origin: '',
+      finished_at: new Date(now).toISOString(),
+      ...rec,
+    };
+    const data: HoldClose = {
+      hold_id: this.hold.holdId,
+      account_id: this.spec.ctx.accountId,
+      request_id: this.spec.ctx.requestId,
+      outcome,
+      charge_nano: charge.toString(),
+      record,
+    };
+    try {
+      await this.deps.bus.publish(TOPICS.holds, { id: `${this.hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: this.spec.ctx.accountId, data });
+    } catch (err) {
+      // The hold stays open and the sweeper releases it at expiry: the client is never charged twice, at worst not at all.
+      this.deps.logger.error({ err, holdId: this.hold.holdId, requestId: this.spec.ctx.requestId }, 'could not publish hold close; it will expire');
+    }
+  }
+}
+
+function resolveCandidates(deps: SpendDeps, spec: PaidCallSpec): ResolvedModel[] {
+  const seen = new Set<string>();
+  const servable: ResolvedModel[] = [];
+  let reason = '';
+  for (const slug of spec.slugs) {
+    if (seen.has(slug)) continue;
+    seen.add(slug);
+    const m = deps.registry.get(slug);
+    if (!m) reason ||= `Model ${slug} does not exist`;
+    else if (m.config.category !== spec.category) reason ||= `Model ${slug} is a ${m.config.category} model and cannot serve this route`;
+    else if (m.config.status !== 'available') reason ||= `Model ${slug} is coming soon and cannot be served yet`;
+    else if (!m.endpoints.some((e) => deps.circuits.isAvailable(e.key))) reason ||= `Model ${slug} has no healthy upstream right now`;
+    else servable.push(m);
+  }
+  if (servable.length === 0) throw new GatewayError('model_unavailable', reason || 'No model was requested');
+  return servable;
+}

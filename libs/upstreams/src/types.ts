@@ -1,0 +1,40 @@
+import type { ResolvedEndpoint } from '@gateway/config';
+
+/** OpenAI chat-completions shapes: the gateway's internal lingua franca for text. */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: { role: string; content: string | null; [k: string]: unknown }; finish_reason: string | null; [k: string]: unknown }>;
+  usage?: ChatUsage;
+  [k: string]: unknown;
+}
+
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; delta: { role?: string; content?: string | null; [k: string]: unknown }; finish_reason: string | null; [k: string]: unknown }>;
+  usage?: ChatUsage | null;
+  [k: string]: unknown;
+}
+
+export interface CallOptions {
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** One upstream protocol: translates the gateway's chat call into the provider's and normalises the answer. */
+export interface TextProtocol {
+  chat(endpoint: ResolvedEndpoint, body: Record<string, unknown>, opts: CallOptions): Promise<ChatCompletion>;
+  /** Resolves once the upstream has accepted the call (status and headers in), so failover can still happen. */
+  chatStream(endpoint: ResolvedEndpoint, body: Record<string, unknown>, opts: CallOptions): Promise<AsyncIterable<ChatChunk>>;
+}

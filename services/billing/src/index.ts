@@ -1,0 +1,93 @@
+import { Router } from 'express';
+import type { Db } from '@gateway/db';
+import type { EventBus, Subscription } from '@gateway/bus';
+import type { BillingPort } from '@gateway/billing-client';
+import type { GatewayConfig } from '@gateway/config';
+import type { Logger } from '@gateway/service-kit';
+import { placeHold, expireHolds } from './ledger/holds';
+import { verifyKey } from './ledger/keys';
+import { mountKey } from './routes/key';
+import { mountCredits } from './routes/credits';
+import { mountGeneration } from './routes/generation';
+import { adminRouter } from './admin/router';
+import { resolveAdminToken } from './admin/auth';
+import { internalRouter } from './internal/router';
+import { consumeHoldCloses } from './consumers';
+import { migrations } from './migrations';
+
+export { migrations };
+export { ensureDemoAccount } from './demo-account';
+
+export interface BillingServiceDeps {
+  db: Db;
+  bus: EventBus;
+  config: GatewayConfig;
+  logger: Logger;
+  adminToken?: string;
+  internalToken?: string;
+  /** How often expired holds are released. */
+  sweepIntervalMs?: number;
+  /** Told when the admin API revokes a key, so an in-process edge can drop it from its cache at once. */
+  onKeyRevoked?: (keyId: string) => void;
+}
+
+export interface BillingService {
+  /** The synchronous port other services call (in-process object; the fleet reaches it via internalRouter). */
+  port: BillingPort;
+  /** Keyed public routes: /v1/key, /v1/credits, /v1/generation. */
+  publicRouter: Router;
+  /** /admin/v1/*, matched on the full path. */
+  adminRouter: Router;
+  /** /internal/* for the fleet. */
+  internalRouter: Router;
+  /** Set when this start generated the admin token; print it once. */
+  generatedAdminToken?: string;
+  ready(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function createBillingService(deps: BillingServiceDeps): Promise<BillingService> {
+  const { db, bus, config, logger } = deps;
+  const defaultRate = config.limits.rate_limit;
+  const admin = await resolveAdminToken(db, deps.adminToken);
+
+  const port: BillingPort = {
+    verifyKey: (raw) => verifyKey(db, raw, defaultRate),
+    placeHold: (req) => placeHold(db, req),
+    ping: () => db.ping(),
+  };
+
+  const publicRouter = Router();
+  mountKey(publicRouter, db, defaultRate);
+  mountCredits(publicRouter, db);
+  mountGeneration(publicRouter, db);
+
+  let subscription: Subscription | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
+
+  return {
+    port,
+    publicRouter,
+    adminRouter: Router().use('/admin/v1', adminRouter(db, admin.hash, deps.onKeyRevoked ?? (() => {}))),
+    internalRouter: internalRouter(port, deps.internalToken),
+    generatedAdminToken: admin.generated,
+    async ready() {
+      await db.ping();
+      await bus.ping();
+    },
+    async start() {
+      subscription = await consumeHoldCloses(db, bus, logger);
+      sweeper = setInterval(() => {
+        expireHolds(db)
+          .then((n) => n > 0 && logger.warn({ released: n }, 'released expired holds'))
+          .catch((err) => logger.error({ err }, 'hold sweep failed'));
+      }, deps.sweepIntervalMs ?? 5_000);
+      sweeper.unref();
+    },
+    async stop() {
+      if (sweeper) clearInterval(sweeper);
+      await subscription?.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { Db } from '@gateway/db';
+import { GatewayError } from '@gateway/errors';
+import { formatUsd, toCents2 } from '@gateway/money';
+
+/** The spec's Generation record. Another account's id answers exactly like an unknown one. */
+export async function generationRecord(db: Db, accountId: string, requestId: string) {
+  const [r] = await db.query('SELECT * FROM usage_records WHERE request_id = $1 AND account_id = $2', [requestId, accountId]);
+  if (!r) throw GatewayError.notFound(`Generation ${requestId}`);
+  const cost = BigInt(r.total_cost as string);
+  return {
+    id: r.request_id,
+    model: r.model,
+    streamed: r.streamed,
+    generation_time: r.generation_time,
+    created_at: new Date(r.created_at as string).toISOString(),
+    tokens_prompt: r.tokens_prompt,
+    tokens_completion: r.tokens_completion,
+    native_tokens_prompt: r.native_tokens_prompt,
+    native_tokens_completion: r.native_tokens_completion,
+    num_media_prompt: r.num_media_prompt,
+    num_media_completion: r.num_media_completion,
+    origin: r.origin,
+    usage: toCents2(cost),
+    total_cost: toCents2(cost),
+    // Addition: the exact charge, as on usage.cost, since two decimals hide most text charges.
+    cost: formatUsd(cost),
+    cache_discount: 0,
+    finish_reason: r.finish_reason ?? (r.status === 'succeeded' ? 'stop' : 'error'),
+    latency: r.latency,
+    moderation_latency: 0,
+    request_id: r.request_id,
+    status: r.status,
+    error_code: r.error_code ?? null,
+    attempts: r.attempts,
+    fallback_used: r.fallback_used,
+  };
+}

@@ -1,0 +1,38 @@
+import type { RequestHandler } from 'express';
+import { GatewayError } from '@gateway/errors';
+import type { RateMeter } from '@gateway/ratelimit';
+import { INTERNAL } from '@gateway/service-kit';
+import { extractKey } from './extract-key';
+import type { KeyCache } from './key-cache';
+
+/**
+ * Keyed routes: authenticate, meter the account, set the rate headers (errors included), and pass
+ * account, key and request id inward as internal headers.
+ */
+export function authenticate(keys: KeyCache, meter: RateMeter, internalToken: string | undefined): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const raw = extractKey(req.headers);
+      if (!raw) throw new GatewayError('invalid_api_key', 'Missing API key: send Authorization: Bearer sk_live_...');
+      if (!raw.startsWith('sk_live_')) throw new GatewayError('invalid_api_key', 'Malformed API key: keys start with sk_live_');
+      const identity = await keys.verify(raw);
+      if (!identity) throw new GatewayError('invalid_api_key', 'Invalid API key: unknown, revoked or expired');
+
+      const m = await meter.hit(identity.accountId, identity.rateLimit.requests, identity.rateLimit.intervalMs);
+      res.setHeader('x-ratelimit-limit', String(m.limit));
+      res.setHeader('x-ratelimit-remaining', String(m.remaining));
+      res.setHeader('x-ratelimit-reset', String(m.resetAt));
+      if (!m.allowed) {
+        throw new GatewayError('rate_limited', `Rate limit of ${m.limit} requests exceeded; retry in ${m.retryAfter} s`, {
+          headers: { 'retry-after': String(m.retryAfter), 'x-gateway-limit-type': 'requests' },
+        });
+      }
+      req.headers[INTERNAL.accountId] = identity.accountId;
+      req.headers[INTERNAL.keyId] = identity.keyId;
+      if (internalToken) req.headers[INTERNAL.token] = internalToken;
+      next();
+    } catch (e) {
+      next(e);
+    }
+  };
+}

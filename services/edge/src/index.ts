@@ -1,0 +1,69 @@
+import type { Express, RequestHandler } from 'express';
+import type { BillingPort } from '@gateway/billing-client';
+import { GatewayError, errorHandler } from '@gateway/errors';
+import type { RateMeter } from '@gateway/ratelimit';
+import { INTERNAL, createServiceApp, type Logger, type Metrics } from '@gateway/service-kit';
+import { KeyCache } from './auth/key-cache';
+import { authenticate } from './auth/authenticate';
+import { assignRequestId } from './request-id';
+import { keyedOwner, publicOwner, type ServiceName } from './routes';
+
+export { proxyTo } from './proxy';
+export { KeyCache } from './auth/key-cache';
+
+export interface EdgeDeps {
+  billing: BillingPort;
+  meter: RateMeter;
+  logger: Logger;
+  metrics: Metrics;
+  /** Where each service's requests go: its router (embedded) or a proxy to it (fleet). */
+  services: Record<ServiceName, RequestHandler>;
+  /** The admin API: billing's router (embedded) or a proxy to billing (fleet). */
+  admin: RequestHandler;
+  internalToken?: string;
+  keyCacheTtlMs?: number;
+  /** Readiness of everything behind the edge. */
+  ready: () => Promise<void>;
+}
+
+/** The public listener: request id, auth, rate meter and headers, then the owning service. */
+export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
+  const app = createServiceApp({ service: 'edge', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
+  app.set('query parser', 'simple');
+  const keys = new KeyCache(deps.billing, deps.keyCacheTtlMs);
+  const auth = authenticate(keys, deps.meter, deps.internalToken);
+  const route = (name: ServiceName): RequestHandler => deps.services[name];
+  const timing = deps.metrics.httpDuration;
+
+  app.use(assignRequestId());
+  app.use((req, res, next) => {
+    const end = timing.startTimer({ service: 'edge' });
+    res.once('finish', () => end({ route: keyedOwner(req.path) ?? publicOwner(req.path) ?? 'other', status: String(res.statusCode) }));
+    next();
+  });
+
+  app.use((req, res, next) => {
+    const path = req.path;
+    if (path === '/admin/v1' || path.startsWith('/admin/v1/')) {
+      if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
+      return deps.admin(req, res, next);
+    }
+    if (!path.startsWith('/v1/')) return next();
+    const pub = publicOwner(path);
+    if (pub && req.method === 'GET') {
+      if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
+      return route(pub)(req, res, next);
+    }
+    auth(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const owner = keyedOwner(path);
+      if (!owner) return next(new GatewayError('not_found', `No route ${req.method} ${path}`));
+      route(owner)(req, res, next);
+    });
+  });
+
+  app.use((req, _res, next) => next(new GatewayError('not_found', `No route ${req.method} ${req.path}`)));
+  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err, req) => deps.logger.error({ err, path: req.path }, 'unhandled error')));
+  return { app, keys };
+}
+

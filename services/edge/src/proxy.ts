@@ -1,0 +1,27 @@
+import type { RequestHandler } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { GatewayError, errorEnvelope } from '@gateway/errors';
+import { INTERNAL } from '@gateway/service-kit';
+
+/**
+ * Forwards to a fleet service with http-proxy-middleware. Bodies are never parsed at the edge, and
+ * responses (SSE included) are piped as they arrive, unbuffered.
+ */
+export function proxyTo(target: string): RequestHandler {
+  return createProxyMiddleware({
+    target,
+    changeOrigin: false,
+    xfwd: true,
+    proxyTimeout: 15 * 60_000,
+    on: {
+      error(_err, req, res) {
+        const id = String((req.headers as Record<string, unknown>)[INTERNAL.requestId] ?? '');
+        const body = JSON.stringify(errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id));
+        if ('writeHead' in res && !res.headersSent) {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(body);
+        } else res.end();
+      },
+    },
+  }) as RequestHandler;
+}

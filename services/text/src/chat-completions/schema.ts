@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+const message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+});
+
+/** POST /v1/chat/completions. Unknown fields pass through to the upstream, as the spec requires. */
+export const chatCompletionBody = z
+  .looseObject({
+    model: z.string().min(1),
+    messages: z.array(message).min(1, 'at least one message is required'),
+    stream: z.boolean().optional(),
+    max_tokens: z.number().int().positive().optional(),
+    max_completion_tokens: z.number().int().positive().optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    n: z.literal(1, 'only n=1 is supported').optional(),
+    models: z.array(z.string().min(1)).max(10).optional(),
+  });
+
+export type ChatCompletionBody = z.infer<typeof chatCompletionBody>;
+
+/** Gateway-only fields never reach the upstream. */
+export function upstreamBody(body: ChatCompletionBody): Record<string, unknown> {
+  const { models: _models, ...rest } = body;
+  return rest;
+}

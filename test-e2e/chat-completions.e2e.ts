@@ -1,0 +1,310 @@
+import OpenAI from 'openai';
+import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
+import { testConfig } from './support/config';
+import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+
+const modes: Mode[] = ['embedded', 'fleet'];
+
+describe.each(modes)('chat completions through the %s gateway', (mode) => {
+  let fake: FakeUpstream;
+  let gw: TestGateway;
+  let acct: { accountId: string; key: string; keyId: string };
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    gw = await startGateway(mode, testConfig(fake.url));
+    acct = await gw.account(50);
+    client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.stop();
+    await fake?.close();
+  });
+
+  afterEach(async () => {
+    if (gw) await expectLedgerInvariants(gw);
+  });
+
+  const call = (body: unknown, key = acct.key, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('answers the openai client, charges exactly, and shows the charge in /v1/credits and /v1/generation', async () => {
+    const { data, response } = await client.chat.completions
+      .create({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] })
+      .withResponse();
+    expect(data.choices[0].message.content).toBe('pong');
+    expect(data.model).toBe('test/ok');
+    expect((data.usage as any).cost).toBe('0.005');
+    const requestId = response.headers.get('x-gateway-request-id')!;
+    expect(requestId).toMatch(/^req_[a-z0-9]{24}$/);
+    expect(response.headers.get('x-ratelimit-limit')).toBe('600');
+    await settled(gw, acct.accountId);
+
+    const gen = await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${acct.key}` } })).json();
+    expect(gen.data).toMatchObject({
+      id: requestId, request_id: requestId, model: 'test/ok', streamed: false, status: 'succeeded', error_code: null,
+      tokens_prompt: 3, tokens_completion: 1, total_cost: 0.01, cost: '0.005', attempts: 1, fallback_used: false, finish_reason: 'stop',
+    });
+    expect(typeof gen.data.latency).toBe('number');
+    expect(typeof gen.data.generation_time).toBe('number');
+
+    const credits = await (await fetch(`${gw.url}/v1/credits`, { headers: { 'x-api-key': acct.key } })).json();
+    expect(credits.data).toEqual({ total_credits: 50, total_usage: 0.01, balance: 49.99, held: 0, available: 49.99, credit_limit: 0, currency: 'USD' });
+    const [row] = await gw.ledger(`SELECT total_usage::text AS u FROM accounts WHERE id = $1`, [acct.accountId]);
+    expect(row.u).toBe('5000000'); // 0.005 USD in nano-USD, exactly
+  });
+
+  it('streams through the openai client and settles the reported usage', async () => {
+    const stream = await client.chat.completions.create({ model: 'test/words', messages: [{ role: 'user', content: 'count' }], stream: true });
+    let text = '';
+    let usage: any;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+      expect(chunk.model).toBe('test/words');
+    }
+    expect(text.split(' ')).toHaveLength(20);
+    expect(usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 20, cost: '0.045' });
+    await settled(gw, acct.accountId);
+  });
+
+  it('forwards unknown fields upstream and never the gateway-only ones', async () => {
+    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'hi' }], seed: 42, logit_bias: { '50256': -100 }, models: ['test/sim'] });
+    expect(r.status).toBe(200);
+    const sent = fake.requests[fake.requests.length - 1].body;
+    expect(sent).toMatchObject({ model: 'ok', seed: 42, logit_bias: { '50256': -100 } });
+    expect(sent.models).toBeUndefined();
+    await settled(gw, acct.accountId);
+  });
+
+  it.each([
+    ['a 5xx', 'test/failover'],
+    ['a refused connection', 'test/dead-first'],
+    ['no response head within timeout_ms', 'test/slow-first'],
+  ])('fails over on %s and records the attempts', async (_why, model) => {
+    const r = await call({ model, messages: [{ role: 'user', content: 'ping' }] });
+    expect(r.status).toBe(200);
+    const id = r.headers.get('x-gateway-request-id');
+    await settled(gw, acct.accountId);
+    const gen = await (await fetch(`${gw.url}/v1/generation?id=${id}`, { headers: { authorization: `Bearer ${acct.key}` } })).json();
+    expect(gen.data).toMatchObject({ attempts: 2, fallback_used: true, status: 'succeeded' });
+  });
+
+  it('tries the models array in turn when the first model is not servable', async () => {
+    const r = await call({ model: 'test/soon', models: ['test/ok'], messages: [{ role: 'user', content: 'ping' }] });
+    expect(r.status).toBe(200);
+    expect((await r.json()).model).toBe('test/ok');
+    await settled(gw, acct.accountId);
+  });
+
+  it('answers 503 upstream_unavailable when every endpoint fails, and charges nothing', async () => {
+    const before = await gw.ledger(`SELECT total_usage::text AS u FROM accounts WHERE id = $1`, [acct.accountId]);
+    const r = await call({ model: 'test/all-fail', messages: [{ role: 'user', content: 'ping' }] });
+    expect(r.status).toBe(503);
+    const body = await r.json();
+    expect(body.error.code).toBe('upstream_unavailable');
+    expect(body.error.request_id).toMatch(/^req_/);
+    await settled(gw, acct.accountId);
+    const after = await gw.ledger(`SELECT total_usage::text AS u FROM accounts WHERE id = $1`, [acct.accountId]);
+    expect(after).toEqual(before);
+    const [rec] = await gw.ledger(`SELECT status, error_code, total_cost::text AS c FROM usage_records WHERE request_id = $1`, [body.error.request_id]);
+    expect(rec).toEqual({ status: 'failed', error_code: 'upstream_unavailable', c: '0' });
+  });
+
+  it("does not fail over on the client's own 4xx", async () => {
+    const n = fake.requests.length;
+    const r = await call({ model: 'test/client-error', messages: [{ role: 'user', content: 'ping' }] });
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe('invalid_request');
+    expect(fake.requests.length - n).toBe(1);
+    await settled(gw, acct.accountId);
+  });
+
+  it('ends a stream broken mid-way with an error frame and [DONE], charging only delivered tokens', async () => {
+    const r = await call({ model: 'test/break', messages: [{ role: 'user', content: 'ping' }], stream: true });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    const frames = text.split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, ''));
+    expect(frames[frames.length - 1]).toBe('[DONE]');
+    const errorFrame = JSON.parse(frames[frames.length - 2]);
+    expect(errorFrame.error).toMatchObject({ code: 'upstream_unavailable', request_id: r.headers.get('x-gateway-request-id') });
+    const delivered = frames.slice(0, -2).map((f) => JSON.parse(f).choices[0]?.delta?.content ?? '').join('');
+    expect(delivered).toBe('part0 part1 part2 ');
+    await settled(gw, acct.accountId);
+    const [rec] = await gw.ledger(`SELECT status, tokens_completion, total_cost::text AS c FROM usage_records WHERE request_id = $1`, [r.headers.get('x-gateway-request-id')]);
+    expect(rec.status).toBe('failed');
+    expect(rec.tokens_completion).toBeGreaterThan(0);
+    expect(rec.tokens_completion).toBeLessThan(100); // never the worst case (max_output_tokens)
+    expect(BigInt(rec.c)).toBeGreaterThan(0n);
+  });
+
+  it('caps a charge at the hold when the upstream over-reports', async () => {
+    const r = await call({ model: 'test/overreport', messages: [{ role: 'user', content: 'ping' }], max_tokens: 5 });
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    const [hold] = await gw.ledger(`SELECT amount::text AS a FROM holds WHERE request_id = $1`, [r.headers.get('x-gateway-request-id')]);
+    await settled(gw, acct.accountId);
+    const [h2] = await gw.ledger(`SELECT charge::text AS c FROM holds WHERE request_id = $1`, [r.headers.get('x-gateway-request-id')]);
+    expect(h2.c).toBe(hold.a);
+    expect(body.usage.cost).toBe((Number(hold.a) / 1e9).toString());
+  });
+
+  describe('bad input changes nothing', () => {
+    it.each([
+      ['no model', { messages: [{ role: 'user', content: 'x' }] }, 400, 'invalid_request'],
+      ['no messages', { model: 'test/ok' }, 400, 'invalid_request'],
+      ['empty messages', { model: 'test/ok', messages: [] }, 400, 'invalid_request'],
+      ['an unknown role', { model: 'test/ok', messages: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
+      ['a negative max_tokens', { model: 'test/ok', messages: [{ role: 'user', content: 'x' }], max_tokens: -1 }, 400, 'invalid_request'],
+      ['a fractional max_tokens', { model: 'test/ok', messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }, 400, 'invalid_request'],
+      ['temperature above 2', { model: 'test/ok', messages: [{ role: 'user', content: 'x' }], temperature: 3 }, 400, 'invalid_request'],
+      ['stream as a string', { model: 'test/ok', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }, 400, 'invalid_request'],
+      ['an unknown model', { model: 'nobody/nothing', messages: [{ role: 'user', content: 'x' }] }, 409, 'model_unavailable'],
+      ['a coming_soon model', { model: 'test/soon', messages: [{ role: 'user', content: 'x' }] }, 409, 'model_unavailable'],
+    ])('%s → %i %s', async (_name, body, status, code) => {
+      const before = await gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [acct.accountId]);
+      const r = await call(body);
+      expect(r.status).toBe(status);
+      const json = await r.json();
+      expect(json.error).toMatchObject({ code, request_id: expect.stringMatching(/^req_/) });
+      expect(r.headers.get('x-ratelimit-remaining')).not.toBeNull();
+      const after = await gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [acct.accountId]);
+      expect(after).toEqual(before);
+    });
+
+    it('malformed JSON → 400 invalid_request', async () => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: '{"model": ' });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toMatchObject({ code: 'invalid_request', request_id: expect.stringMatching(/^req_/) });
+    });
+  });
+
+  it('accepts the key as Bearer, bare Authorization and x-api-key; refuses anything else with 401 and a request id', async () => {
+    for (const headers of [{ authorization: `Bearer ${acct.key}` }, { authorization: acct.key }, { 'x-api-key': acct.key }]) {
+      const r = await fetch(`${gw.url}/v1/credits`, { headers });
+      expect(r.status).toBe(200);
+    }
+    for (const headers of [{}, { authorization: 'Bearer sk_live_nope' }, { authorization: 'Bearer nope' }] as Record<string, string>[]) {
+      const r = await fetch(`${gw.url}/v1/credits`, { headers });
+      expect(r.status).toBe(401);
+      expect((await r.json()).error).toMatchObject({ code: 'invalid_api_key', request_id: expect.stringMatching(/^req_/) });
+    }
+  });
+
+  it('describes the calling key', async () => {
+    const capped = await gw.admin('POST', `/admin/v1/accounts/${acct.accountId}/keys`, { label: 'capped', limit: 2.5 });
+    const r = await fetch(`${gw.url}/v1/key`, { headers: { authorization: `Bearer ${capped.json.data.key}` } });
+    const { data } = await r.json();
+    expect(data).toMatchObject({
+      label: 'capped', limit: 2.5, usage: 0, limit_remaining: 2.5, is_provisioning_key: false, is_free_tier: false,
+      rate_limit: { requests: 600, interval: '60s' }, limit_reset: null, is_management_key: false, byok_usage: 0,
+      key_id: capped.json.data.key_id, account_id: acct.accountId, expires_at: null,
+    });
+    expect(Date.parse(data.created_at)).not.toBeNaN();
+    expect(Date.parse(data.last_used_at)).not.toBeNaN();
+  });
+
+  it('answers 404 model_unavailable for an unknown or foreign generation id', async () => {
+    const other = await gw.account(1);
+    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] }, other.key);
+    const id = r.headers.get('x-gateway-request-id');
+    await settled(gw, other.accountId);
+    for (const q of [id, 'req_doesnotexist']) {
+      const g = await fetch(`${gw.url}/v1/generation?id=${q}`, { headers: { authorization: `Bearer ${acct.key}` } });
+      expect(g.status).toBe(404);
+      expect((await g.json()).error.code).toBe('model_unavailable');
+    }
+    const noId = await fetch(`${gw.url}/v1/generation`, { headers: { authorization: `Bearer ${acct.key}` } });
+    expect(noId.status).toBe(400);
+  });
+
+  it('refuses with 402 naming balance, held and the amount needed, and holds nothing', async () => {
+    const poor = await gw.account('0.01');
+    const r = await call({ model: 'test/pricey', messages: [{ role: 'user', content: 'ping' }] }, poor.key);
+    expect(r.status).toBe(402);
+    const { error } = await r.json();
+    expect(error.code).toBe('insufficient_credits');
+    expect(error.message).toMatch(/balance 0\.01 USD.*held .*0 USD.*needs \d+(\.\d+)? USD/);
+    const [acc] = await gw.ledger(`SELECT held::text AS h FROM accounts WHERE id = $1`, [poor.accountId]);
+    expect(acc.h).toBe('0');
+  });
+
+  it('refuses a suspended account with 402 saying so', async () => {
+    const s = await gw.account(5);
+    expect((await gw.admin('PATCH', `/admin/v1/accounts/${s.accountId}`, { suspended: true })).status).toBe(200);
+    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] }, s.key);
+    expect(r.status).toBe(402);
+    expect((await r.json()).error.message).toMatch(/suspended/);
+  });
+
+  it("refuses past a key's spend cap", async () => {
+    const capped = await gw.account(5, { keyLimit: 0.1 });
+    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] }, capped.key);
+    expect(r.status).toBe(402); // worst case 0.212 > cap 0.1
+    expect((await r.json()).error.message).toMatch(/spend limit/);
+  });
+
+  it('answers 409 duplicate_request for a second request with the same Idempotency-Key while the first runs', async () => {
+    const body = { model: 'test/slow', messages: [{ role: 'user', content: 'ping' }] };
+    const first = call(body, acct.key, { 'idempotency-key': 'idem-1' });
+    await new Promise((r) => setTimeout(r, 250));
+    const second = await call(body, acct.key, { 'idempotency-key': 'idem-1' });
+    expect(second.status).toBe(409);
+    expect((await second.json()).error.code).toBe('duplicate_request');
+    expect((await first).status).toBe(200);
+    await settled(gw, acct.accountId);
+    const again = await call(body, acct.key, { 'idempotency-key': 'idem-1' });
+    expect(again.status).toBe(200);
+    await settled(gw, acct.accountId);
+  });
+
+  it('never overspends: 50 concurrent requests against a small balance', async () => {
+    const small = await gw.account(1);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => call({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] }, small.key)),
+    );
+    const ok = results.filter((r) => r.status === 200).length;
+    const refused = results.filter((r) => r.status === 402).length;
+    expect(ok + refused).toBe(50);
+    expect(ok).toBeGreaterThanOrEqual(4); // 4 worst cases (0.212 each) fit in 1 USD at once
+    await settled(gw, small.accountId);
+    const [a] = await gw.ledger(`SELECT total_usage::text AS u, held::text AS h, (total_credits - total_usage - held)::text AS avail FROM accounts WHERE id = $1`, [small.accountId]);
+    expect(a.u).toBe(String(ok * 5_000_000));
+    expect(a.h).toBe('0');
+    expect(BigInt(a.avail) >= 0n).toBe(true);
+    const [rec] = await gw.ledger(`SELECT count(*)::int AS n, COALESCE(sum(total_cost), 0)::text AS s FROM usage_records WHERE account_id = $1`, [small.accountId]);
+    expect(rec).toEqual({ n: ok, s: a.u });
+  });
+
+  it('meters the account: 429 with Retry-After past its limit, counting refused requests too', async () => {
+    const limited = await gw.account(5, { rate_limit: { requests: 3, interval: '60s' } });
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 5; i++) {
+      last = await fetch(`${gw.url}/v1/credits`, { headers: { authorization: `Bearer ${limited.key}` } });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    expect(last!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(last!.headers.get('x-gateway-limit-type')).toBe('requests');
+    expect(last!.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(last!.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+    expect((await last!.json()).error.code).toBe('rate_limited');
+  });
+
+  it('stops a revoked key within seconds', async () => {
+    const k = await gw.account(1);
+    expect((await fetch(`${gw.url}/v1/key`, { headers: { authorization: `Bearer ${k.key}` } })).status).toBe(200);
+    expect((await gw.admin('DELETE', `/admin/v1/keys/${k.keyId}`)).status).toBe(204);
+    const deadline = Date.now() + 7_000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) {
+      status = (await fetch(`${gw.url}/v1/key`, { headers: { authorization: `Bearer ${k.key}` } })).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(401);
+  }, 15_000);
+});

@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { Pool } from 'pg';
+import { parseConfig, readEnv } from '@gateway/config';
+import { createLogger } from '@gateway/service-kit';
+import { startEmbedded } from '@gateway/gateway';
+import { startFleet } from '../../deploy/local-fleet';
+
+export type Mode = 'embedded' | 'fleet';
+
+export interface TestGateway {
+  mode: Mode;
+  url: string;
+  adminToken: string;
+  /** Runs SQL against the billing ledger (its schema), for invariant checks. */
+  ledger<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  admin(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }>;
+  /** A fresh account with `credits` USD and one key. */
+  account(credits: number | string, opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+async function portsFree(base: number, n: number): Promise<boolean> {
+  for (let i = 0; i < n; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(base + i, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function startGateway(mode: Mode, config: unknown): Promise<TestGateway> {
+  const adminToken = `test-admin-${crypto.randomBytes(8).toString('hex')}`;
+  const cfg = parseConfig(config);
+  let url: string;
+  let ledger: TestGateway['ledger'];
+  let stop: () => Promise<void>;
+
+  if (mode === 'embedded') {
+    const env = readEnv({ PORT: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'silent' });
+    const gw = await startEmbedded(env, cfg, createLogger('test', 'silent'));
+    url = gw.url;
+    ledger = (sql, params) => gw.billingDb.query(sql, params) as Promise<any[]>;
+    stop = gw.stop;
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-'));
+    const configPath = path.join(dir, 'config.json');
+    fs.writeFileSync(configPath, JSON.stringify(config));
+    let base = 0;
+    for (let i = 0; i < 20 && !base; i++) {
+      const candidate = 20_000 + Math.floor(Math.random() * 30_000);
+      if (await portsFree(candidate, 4)) base = candidate;
+    }
+    const dbUrl = new URL(PG_URL);
+    dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
+    const fleet = await startFleet({ port: base || (await freePort()), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+    const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
+    url = fleet.url;
+    ledger = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;
+    stop = async () => {
+      await pool.end();
+      await fleet.stop();
+    };
+  }
+
+  const admin: TestGateway['admin'] = async (method, p, body) => {
+    const r = await fetch(`${url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  };
+
+  return {
+    mode,
+    url,
+    adminToken,
+    ledger,
+    admin,
+    async account(credits, opts = {}) {
+      const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
+      if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
+      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, { label: 'test', ...(opts.keyLimit !== undefined ? { limit: opts.keyLimit } : {}) });
+      if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
+      return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
+    },
+    stop,
+  };
+}
+
+/** MONEY.md's invariants 1 and 3, checked against the ledger itself. */
+export async function expectLedgerInvariants(gw: TestGateway): Promise<void> {
+  const accounts = await gw.ledger(`
+    SELECT a.id, a.held::text AS held, a.total_usage::text AS total_usage, (a.total_credits - a.total_usage - a.held)::text AS available,
+      COALESCE((SELECT sum(amount) FROM holds h WHERE h.account_id = a.id AND h.state = 'open'), 0)::text AS open_holds,
+      COALESCE((SELECT sum(charge) FROM holds h WHERE h.account_id = a.id AND h.state IN ('settled', 'expired')), 0)::text AS charges,
+      COALESCE((SELECT sum(total_cost) FROM usage_records u WHERE u.account_id = a.id), 0)::text AS recorded
+    FROM accounts a`);
+  for (const a of accounts) {
+    expect({ id: a.id, held: a.held, usage: a.total_usage }).toEqual({ id: a.id, held: a.open_holds, usage: a.charges });
+    expect(BigInt(a.available) >= 0n).toBe(true);
+    expect(a.recorded).toBe(a.total_usage);
+  }
+  const orphans = await gw.ledger(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`);
+  expect(orphans).toEqual([]);
+}
+
+/** Waits until no hold of the account is open (settles travel over the bus). */
+export async function settled(gw: TestGateway, accountId: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [row] = await gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]);
+    if (Number(row.n) === 0) return;
+    if (Date.now() > deadline) throw new Error(`holds still open for ${accountId}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
