@@ -51,7 +51,8 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     expect(typeof gen.data.generation_time).toBe('number');
 
     const credits = await (await fetch(`${gw.url}/v1/credits`, { headers: { 'x-api-key': acct.key } })).json();
-    expect(credits.data).toEqual({ total_credits: 50, total_usage: 0.01, balance: 49.99, held: 0, available: 49.99, credit_limit: 0, currency: 'USD' });
+    // Each figure is rounded on its own from the exact amounts: usage 0.005 → 0.01, balance 49.995 → 50.
+    expect(credits.data).toEqual({ total_credits: 50, total_usage: 0.01, balance: 50, held: 0, available: 50, credit_limit: 0, currency: 'USD' });
     const [row] = await gw.ledger(`SELECT total_usage::text AS u FROM accounts WHERE id = $1`, [acct.accountId]);
     expect(row.u).toBe('5000000'); // 0.005 USD in nano-USD, exactly
   });
@@ -182,7 +183,7 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   });
 
   it('accepts the key as Bearer, bare Authorization and x-api-key; refuses anything else with 401 and a request id', async () => {
-    for (const headers of [{ authorization: `Bearer ${acct.key}` }, { authorization: acct.key }, { 'x-api-key': acct.key }]) {
+    for (const headers of [{ authorization: `Bearer ${acct.key}` }, { authorization: acct.key }, { 'x-api-key': acct.key }] as Record<string, string>[]) {
       const r = await fetch(`${gw.url}/v1/credits`, { headers });
       expect(r.status).toBe(200);
     }

@@ -1,0 +1,3 @@
+export type { MeterResult, RateMeter } from './port';
+export { createMemoryMeter } from './memory';
+export { createRedisMeter } from './redis';
