@@ -5,7 +5,8 @@ import type { BusErrorContext } from './errors';
 import { createMemoryBus } from './memory';
 import { createRedisBus } from './redis-streams';
 import { createKafkaBus } from './kafka';
-import { REDIS_ENABLED, REDIS_URL, pause, waitFor, within } from './test-support';
+import { pause, waitFor, within } from './test-support';
+import { REDIS_ENABLED, REDIS_URL } from './test-redis';
 
 const RUN = randomUUID().slice(0, 8);
 const REDIS_PREFIX = `bus-test:${RUN}:`;

@@ -23,3 +23,14 @@ export const logBusError: BusErrorHandler = (err, ctx) => {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Delivery loops call this from places where a throw would become an unhandled rejection and kill the process. */
+export function guarded(handler: BusErrorHandler): BusErrorHandler {
+  return (err, ctx) => {
+    try {
+      handler(err, ctx);
+    } catch {
+      // A broken logger must not take event delivery down with it.
+    }
+  };
+}

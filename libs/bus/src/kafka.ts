@@ -1,7 +1,7 @@
 import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type EachMessagePayload, type KafkaConfig } from 'kafkajs';
 import type { BusEvent, EventBus, Handler, SubscribeOptions, Subscription } from './port';
 import { assertEvent, decodeEvent, encodeEvent } from './codec';
-import { errorMessage, logBusError, type BusErrorHandler } from './errors';
+import { errorMessage, guarded, logBusError, type BusErrorHandler } from './errors';
 import { BatchingProducer } from './kafka-producer';
 import { settleWithin } from './timing';
 
@@ -31,7 +31,7 @@ export interface KafkaBusOptions {
  */
 export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): EventBus {
   if (brokers.length === 0) throw new Error('bus: kafka needs at least one broker');
-  const onError = opts.onError ?? logBusError;
+  const onError = guarded(opts.onError ?? logBusError);
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 10);
   const deadLetterTopic = opts.deadLetterTopic ?? ((topic: string) => `${topic}.dead-letter`);
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
@@ -39,11 +39,7 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
 
   // One request in flight per broker: a retried request can then never overtake a later one for the same key.
   // The Java-compatible partitioner puts a key on the same partition as producers written in other languages would.
-  const rawProducer = kafka.producer({
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: Boolean(opts.createTopics),
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
+  const rawProducer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   let producerReady: Promise<void> | undefined;
   const connectProducer = () =>
     (producerReady ??= rawProducer.connect().catch((err) => {
@@ -89,7 +85,6 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
     const sessionTimeout = sub.claimIdleMs === undefined ? undefined : Math.max(6_000, sub.claimIdleMs);
     const consumer = kafka.consumer({
       groupId: group,
-      allowAutoTopicCreation: Boolean(opts.createTopics),
       ...(sessionTimeout ? { sessionTimeout, heartbeatInterval: Math.floor(sessionTimeout / 3) } : {}),
     });
     const attempts = new Map<string, number>();

@@ -1,7 +1,7 @@
 import type { BusEvent, EventBus, Handler, Subscription } from './port';
 import { assertEvent } from './codec';
 import { backoffMs, settleWithin, sleep } from './timing';
-import { logBusError, type BusErrorHandler } from './errors';
+import { guarded, logBusError, type BusErrorHandler } from './errors';
 
 export interface MemoryBusOptions {
   /** Deliveries of one event (first one included) before it is reported and dropped. Default 5. */
@@ -62,7 +62,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
   const retryBaseMs = opts.retryBaseMs ?? 10;
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
   const maxBacklog = opts.maxBacklog ?? 100_000;
-  const onError = opts.onError ?? logBusError;
+  const onError = guarded(opts.onError ?? logBusError);
 
   const groups = new Map<string, Group>();
   const groupsByTopic = new Map<string, Group[]>();

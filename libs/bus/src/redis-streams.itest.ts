@@ -3,7 +3,8 @@ import Redis from 'ioredis';
 import type { BusEvent, EventBus } from './port';
 import type { BusErrorContext } from './errors';
 import { createRedisBus, type RedisBusOptions } from './redis-streams';
-import { REDIS_ENABLED, REDIS_URL, pause, waitFor, within } from './test-support';
+import { pause, waitFor, within } from './test-support';
+import { REDIS_ENABLED, REDIS_URL } from './test-redis';
 
 /** What only the Redis adapter does: the claim loop, dead-lettering, trimming, and its housekeeping. */
 (REDIS_ENABLED ? describe : describe.skip)('redis streams bus', () => {
@@ -32,9 +33,12 @@ import { REDIS_ENABLED, REDIS_URL, pause, waitFor, within } from './test-support
     errors = [];
   });
   afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    try {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('acknowledges handled messages, leaving nothing pending', async () => {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Redis, { type RedisOptions } from 'ioredis';
 import type { EventBus, Handler, SubscribeOptions, Subscription } from './port';
 import { assertEvent, encodeEvent } from './codec';
-import { logBusError, type BusErrorHandler } from './errors';
+import { guarded, logBusError, type BusErrorHandler } from './errors';
 import { StreamConsumer, type StreamConsumerConfig } from './redis-consumer';
 import { settleWithin } from './timing';
 
@@ -38,8 +38,9 @@ export interface RedisBusOptions {
 export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBus {
   const prefix = opts.prefix ?? 'bus:';
   const maxLen = opts.maxLen ?? 100_000;
-  const onError = opts.onError ?? logBusError;
-  const cmd = new Redis(url, opts.redis ?? {});
+  const onError = guarded(opts.onError ?? logBusError);
+  // A publish should fail within a few reconnect attempts rather than sit in ioredis' offline queue for minutes.
+  const cmd = new Redis(url, { maxRetriesPerRequest: 3, ...opts.redis });
   cmd.on('error', (err) => onError(err, { adapter: 'redis', action: 'none' }));
   const subscriptions = new Set<Subscription>();
   let closed = false;

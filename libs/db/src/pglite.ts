@@ -1,31 +1,66 @@
-import fs from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
 
-/** Embedded PostgreSQL. `dir` undefined keeps it in memory (tests). */
+/**
+ * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
+ * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests).
+ */
 export async function openPglite(dir?: string): Promise<Db> {
-  if (dir) fs.mkdirSync(dir, { recursive: true });
-  const pg = new PGlite(dir);
-  await pg.waitReady;
-  const wrap = (q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable => ({
-    async query<T extends Row>(sql: string, params?: unknown[]) {
-      return (await q.query<T>(sql, params as unknown[])).rows;
-    },
-    async exec(sql: string) {
-      await q.exec(sql);
-    },
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir } });
+  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: unknown) => void }>();
+  let nextId = 1;
+  let nextTx = 1;
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (m: { ready: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`))));
   });
-  const base = wrap(pg);
+  worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: { message: string; code?: string; constraint?: string } }) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.ok) p.resolve(m.result);
+    else p.reject(Object.assign(new Error(m.error!.message), { code: m.error!.code, constraint: m.error!.constraint }));
+  });
+  worker.on('error', (e) => {
+    for (const p of pending.values()) p.reject(e);
+    pending.clear();
+  });
+
+  const send = <T>(msg: Record<string, unknown>): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...msg, id });
+    });
+  const on = (tx?: number): Queryable => ({
+    query: <T extends Row>(sql: string, params?: unknown[]) =>
+      send<T[]>({ op: 'query', sql, params: params?.map((p) => (typeof p === 'bigint' ? p.toString() : p)), tx }),
+    exec: (sql: string) => send<void>({ op: 'exec', sql, tx }),
+  });
+  const base = on();
   return {
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    async transaction(fn) {
+      const tx = nextTx++;
+      await send({ op: 'begin', tx });
+      try {
+        const out = await fn(on(tx));
+        await send({ op: 'commit', tx });
+        return out;
+      } catch (e) {
+        await send({ op: 'rollback', tx }).catch(() => undefined);
+        throw e;
+      }
+    },
     async ping() {
-      await pg.query('SELECT 1');
+      await base.query('SELECT 1');
     },
     async close() {
-      await pg.close();
+      await send({ op: 'close' }).catch(() => undefined);
+      await worker.terminate();
     },
   };
 }

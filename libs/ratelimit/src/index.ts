@@ -1,3 +1,3 @@
 export type { MeterResult, RateMeter } from './port';
-export { createMemoryMeter } from './memory';
-export { createRedisMeter } from './redis';
+export { createMemoryMeter, type MemoryMeter, type MemoryMeterOptions } from './memory';
+export { createRedisMeter, type RedisMeterOptions } from './redis';

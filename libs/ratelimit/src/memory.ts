@@ -1,38 +1,62 @@
 import type { MeterResult, RateMeter } from './port';
+import { checkArgs, toResult, windowStart } from './result';
 
-/** Fixed windows aligned to multiples of the window length, so every key of an account shares one count. */
-export function createMemoryMeter(now: () => number = Date.now): RateMeter {
-  const windows = new Map<string, { start: number; count: number }>();
-  let lastPrune = now();
+export interface MemoryMeterOptions {
+  /** The clock, in ms; injectable so tests can cross window boundaries without waiting. */
+  now?: () => number;
+  /** How often (by that clock) finished windows are swept out. Default 60000 ms. */
+  pruneEveryMs?: number;
+}
+
+export interface MemoryMeter extends RateMeter {
+  /** Accounts currently tracked; exposed so the sweep can be watched (tests, metrics). */
+  readonly accounts: number;
+}
+
+interface Window {
+  start: number;
+  windowMs: number;
+  count: number;
+}
+
+/**
+ * Fixed windows aligned to multiples of the window length, one per account and only the current one: an account's
+ * entry is overwritten when its window rolls over, so the sweep only has to drop accounts that went quiet.
+ */
+export function createMemoryMeter(opts: MemoryMeterOptions = {}): MemoryMeter {
+  const now = opts.now ?? Date.now;
+  const pruneEveryMs = opts.pruneEveryMs ?? 60_000;
+  const windows = new Map<string, Window>();
+  let nextPrune = now() + pruneEveryMs;
+
+  function prune(t: number): void {
+    for (const [account, w] of windows) if (w.start + w.windowMs <= t) windows.delete(account);
+  }
+
   return {
-    async hit(accountId, limit, windowMs): Promise<MeterResult> {
-      const t = now();
-      const start = Math.floor(t / windowMs) * windowMs;
-      const key = `${accountId}:${windowMs}`;
-      let w = windows.get(key);
-      if (!w || w.start !== start) {
-        w = { start, count: 0 };
-        windows.set(key, w);
-      }
-      w.count += 1; // refused requests count too
-      if (t - lastPrune > 60_000) {
-        lastPrune = t;
-        for (const [k, v] of windows) if (v.start + 3_600_000 < t) windows.delete(k);
-      }
-      return result(w.count, limit, start + windowMs, t);
+    get accounts() {
+      return windows.size;
     },
+
+    async hit(accountId, limit, windowMs): Promise<MeterResult> {
+      checkArgs(accountId, limit, windowMs);
+      const t = now();
+      if (t >= nextPrune) {
+        prune(t);
+        nextPrune = t + pruneEveryMs;
+      }
+      const start = windowStart(t, windowMs);
+      let w = windows.get(accountId);
+      if (!w || w.start !== start || w.windowMs !== windowMs) {
+        w = { start, windowMs, count: 0 };
+        windows.set(accountId, w);
+      }
+      w.count++; // refused hits count too: hammering past the limit must not earn an earlier refill
+      return toResult(w.count, limit, start + windowMs, t);
+    },
+
     async close() {
       windows.clear();
     },
-  };
-}
-
-export function result(count: number, limit: number, resetAtMs: number, now: number): MeterResult {
-  return {
-    allowed: count <= limit,
-    limit,
-    remaining: Math.max(0, limit - count),
-    resetAt: Math.ceil(resetAtMs / 1000),
-    retryAfter: Math.max(1, Math.ceil((resetAtMs - now) / 1000)),
   };
 }

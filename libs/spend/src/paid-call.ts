@@ -190,7 +190,9 @@ export class PaidCall {
       record,
     };
     try {
-      await this.deps.bus.publish(TOPICS.holds, { id: `${this.hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: this.spec.ctx.accountId, data });
+      // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
+      // ordering them per account would only serialise a busy account's settles.
+      await this.deps.bus.publish(TOPICS.holds, { id: `${this.hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: this.hold.holdId, data });
     } catch (err) {
       // The hold stays open and the sweeper releases it at expiry: the client is never charged twice, at worst not at all.
       this.deps.logger.error({ err, holdId: this.hold.holdId, requestId: this.spec.ctx.requestId }, 'could not publish hold close; it will expire');

@@ -1,11 +1,10 @@
-import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
 import { EVENT_TYPES, TOPICS, holdCloseSchema } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
-import { closeHold } from './ledger/holds';
+import type { Ledger } from './ledger/holds';
 
 /** Settles and releases holds from the bus. Redelivery is harmless: close_hold is a no-op on a closed hold. */
-export function consumeHoldCloses(db: Db, bus: EventBus, logger: Logger): Promise<Subscription> {
+export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger): Promise<Subscription> {
   return bus.subscribe('billing', [TOPICS.holds], async (event) => {
     if (event.type !== EVENT_TYPES.holdClose) return;
     const parsed = holdCloseSchema.safeParse(event.data);
@@ -15,7 +14,7 @@ export function consumeHoldCloses(db: Db, bus: EventBus, logger: Logger): Promis
       return;
     }
     const ev = parsed.data;
-    const { result, charged } = await closeHold(db, ev);
+    const { result, charged } = await ledger.closeHold(ev);
     if (result === 'late_charged' || result === 'late_dropped' || result === 'unknown') {
       logger.warn({ holdId: ev.hold_id, requestId: ev.request_id, result, charged: charged.toString() }, 'hold closed after expiry');
     }

@@ -4,7 +4,7 @@ import type { EventBus, Subscription } from '@gateway/bus';
 import type { BillingPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import type { Logger } from '@gateway/service-kit';
-import { placeHold, expireHolds } from './ledger/holds';
+import { createLedger, expireHolds } from './ledger/holds';
 import { verifyKey } from './ledger/keys';
 import { mountKey } from './routes/key';
 import { mountCredits } from './routes/credits';
@@ -52,9 +52,10 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   const defaultRate = config.limits.rate_limit;
   const admin = await resolveAdminToken(db, deps.adminToken);
 
+  const ledger = createLedger(db);
   const port: BillingPort = {
     verifyKey: (raw) => verifyKey(db, raw, defaultRate),
-    placeHold: (req) => placeHold(db, req),
+    placeHold: (req) => ledger.placeHold(req),
     ping: () => db.ping(),
   };
 
@@ -77,7 +78,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       await bus.ping();
     },
     async start() {
-      subscription = await consumeHoldCloses(db, bus, logger);
+      subscription = await consumeHoldCloses(ledger, bus, logger);
       sweeper = setInterval(() => {
         expireHolds(db)
           .then((n) => n > 0 && logger.warn({ released: n }, 'released expired holds'))

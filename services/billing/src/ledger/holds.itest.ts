@@ -7,13 +7,14 @@ import { parseUsd } from '@gateway/money';
 import { migrations } from '../migrations';
 import { createAccount } from './accounts';
 import { createKey } from './keys';
-import { closeHold, expireHolds, placeHold } from './holds';
+import { createLedger, expireHolds, type Ledger } from './holds';
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The ledger's rules on both engines it runs on: real PostgreSQL (fleet) and PGlite (embedded). */
 describe.each(['postgres', 'pglite'] as const)('ledger holds on %s', (engine) => {
   let db: Db;
+  let ledger: Ledger;
   let dbName: string | undefined;
 
   beforeAll(async () => {
@@ -29,6 +30,7 @@ describe.each(['postgres', 'pglite'] as const)('ledger holds on %s', (engine) =>
     } else {
       db = await openServiceDb('billing', migrations, {});
     }
+    ledger = createLedger(db);
   }, 60_000);
 
   afterAll(async () => {
@@ -47,8 +49,8 @@ describe.each(['postgres', 'pglite'] as const)('ledger holds on %s', (engine) =>
     return { accountId, keyId: key_id };
   }
 
-  const hold = (a: { accountId: string; keyId: string }, amount: string, extra: Partial<Parameters<typeof placeHold>[1]> = {}) =>
-    placeHold(db, { ...a, requestId: `req_${crypto.randomBytes(8).toString('hex')}`, amountNano: parseUsd(amount), model: 'm/x', ttlMs: 60_000, ...extra });
+  const hold = (a: { accountId: string; keyId: string }, amount: string, extra: Partial<Parameters<Ledger['placeHold']>[0]> = {}) =>
+    ledger.placeHold({ ...a, requestId: `req_${crypto.randomBytes(8).toString('hex')}`, amountNano: parseUsd(amount), model: 'm/x', ttlMs: 60_000, ...extra });
 
   const record = { model: 'm/x', streamed: false, status: 'succeeded' as const, error_code: null, finish_reason: 'stop', tokens_prompt: 1, tokens_completion: 1,
     native_tokens_prompt: 1, native_tokens_completion: 1, num_media_prompt: 0, num_media_completion: 0, latency: 1, generation_time: 2, attempts: 1,
@@ -82,16 +84,16 @@ describe.each(['postgres', 'pglite'] as const)('ledger holds on %s', (engine) =>
   it('settles once: a redelivered settle changes nothing', async () => {
     const a = await fresh('1');
     const h = await hold(a, '0.5');
-    expect(await closeHold(db, close(h, a, 'settle', '0.2'))).toEqual({ result: 'settled', charged: 200_000_000n });
-    expect(await closeHold(db, close(h, a, 'settle', '0.2'))).toEqual({ result: 'noop', charged: 200_000_000n });
-    expect(await closeHold(db, close(h, a, 'release', '0'))).toEqual({ result: 'noop', charged: 200_000_000n });
+    expect(await ledger.closeHold(close(h, a, 'settle', '0.2'))).toEqual({ result: 'settled', charged: 200_000_000n });
+    expect(await ledger.closeHold(close(h, a, 'settle', '0.2'))).toEqual({ result: 'noop', charged: 200_000_000n });
+    expect(await ledger.closeHold(close(h, a, 'release', '0'))).toEqual({ result: 'noop', charged: 200_000_000n });
     expect(await balance(a.accountId)).toEqual({ usage: '200000000', held: '0', available: '800000000' });
   });
 
   it('caps a charge above the hold at the hold', async () => {
     const a = await fresh('1');
     const h = await hold(a, '0.1');
-    expect((await closeHold(db, close(h, a, 'settle', '0.7'))).charged).toBe(100_000_000n);
+    expect((await ledger.closeHold(close(h, a, 'settle', '0.7'))).charged).toBe(100_000_000n);
   });
 
   it('releases an expired hold, and a late settle is charged only while it fits', async () => {
@@ -102,12 +104,12 @@ describe.each(['postgres', 'pglite'] as const)('ledger holds on %s', (engine) =>
     expect(await balance(a.accountId)).toEqual({ usage: '0', held: '0', available: '1000000000' });
     const other = await hold(a, '0.9');
     // 0.1 left available: a late charge of 0.3 does not fit and is dropped, visibly
-    expect(await closeHold(db, close(h, a, 'settle', '0.3'))).toEqual({ result: 'late_dropped', charged: 0n });
-    expect(await closeHold(db, close(other, a, 'release', '0'))).toMatchObject({ result: 'released' });
+    expect(await ledger.closeHold(close(h, a, 'settle', '0.3'))).toEqual({ result: 'late_dropped', charged: 0n });
+    expect(await ledger.closeHold(close(other, a, 'release', '0'))).toMatchObject({ result: 'released' });
     const h2 = await hold(a, '0.2', { ttlMs: 1 });
     await new Promise((r) => setTimeout(r, 20));
     await expireHolds(db);
-    expect(await closeHold(db, close(h2, a, 'settle', '0.15'))).toEqual({ result: 'late_charged', charged: 150_000_000n });
+    expect(await ledger.closeHold(close(h2, a, 'settle', '0.15'))).toEqual({ result: 'late_charged', charged: 150_000_000n });
     expect(await balance(a.accountId)).toEqual({ usage: '150000000', held: '0', available: '850000000' });
   });
 

@@ -4,6 +4,7 @@ import { formatUsd } from '@gateway/money';
 import type { Hold, HoldRequest } from '@gateway/billing-client';
 import type { HoldClose } from '@gateway/events';
 import { newHoldId } from './ids';
+import { batched } from './batcher';
 
 interface PlaceRow {
   outcome: 'placed' | 'existing' | 'duplicate' | 'insufficient' | 'suspended' | 'key_limit';
@@ -17,20 +18,72 @@ interface PlaceRow {
 
 const iso = (v: string | Date | null) => (v instanceof Date ? v.toISOString() : v ? new Date(v).toISOString() : '');
 
-/** Places a hold in one round trip (see `place_hold` in the migrations) and turns refusals into the spec's errors. */
-export async function placeHold(db: Db, req: HoldRequest): Promise<Hold> {
-  let row: PlaceRow;
-  try {
-    [row] = await db.query<PlaceRow & Record<string, unknown>>('SELECT * FROM place_hold($1, $2, $3, $4, $5, $6, $7, $8)', [
-      newHoldId(), req.accountId, req.keyId, req.requestId, req.idempotencyKey ?? null, req.model, req.amountNano.toString(), req.ttlMs,
-    ]);
-  } catch (e) {
-    // Two requests racing with one Idempotency-Key: the unique index lets exactly one in.
-    if ((e as { code?: string }).code === '23505' && /idempotency/.test(String((e as { constraint?: string }).constraint ?? (e as Error).message))) {
-      throw duplicate();
-    }
-    throw e;
-  }
+const PLACE_ONE = 'SELECT * FROM place_hold($1, $2, $3, $4, $5, $6, $7, $8)';
+// Each call sees the previous ones' effects (place_hold is volatile), so a batch behaves like the calls in order.
+const PLACE_MANY = `SELECT b.i, r.* FROM jsonb_to_recordset($1::jsonb) AS b(i int, id text, account text, key text, request text, idem text, model text, amount bigint, ttl bigint)
+  CROSS JOIN LATERAL place_hold(b.id, b.account, b.key, b.request, b.idem, b.model, b.amount, b.ttl) r ORDER BY b.i`;
+const CLOSE_ONE = 'SELECT * FROM close_hold($1, $2, $3, $4)';
+const CLOSE_MANY = `SELECT b.i, r.* FROM jsonb_to_recordset($1::jsonb) AS b(i int, hold text, outcome text, charge bigint, rec jsonb)
+  CROSS JOIN LATERAL close_hold(b.hold, b.outcome, b.charge, b.rec) r ORDER BY b.i`;
+
+type PlaceArgs = [string, string, string, string, string | null, string, string, number];
+type CloseArgs = [string, string, string, string];
+
+/**
+ * The ledger's two writes. On PostgreSQL each call is its own statement on the pool (rows lock per account);
+ * on PGlite, one connection, concurrent calls are grouped into one statement (see batcher.ts).
+ */
+export interface Ledger {
+  placeHold(req: HoldRequest): Promise<Hold>;
+  closeHold(ev: HoldClose): Promise<{ result: CloseResult; charged: bigint }>;
+}
+
+export function createLedger(db: Db): Ledger {
+  const placeOne = async (a: PlaceArgs) => (await db.query<PlaceRow & Record<string, unknown>>(PLACE_ONE, a))[0];
+  const closeOne = async (a: CloseArgs) => (await db.query<CloseRow & Record<string, unknown>>(CLOSE_ONE, a))[0];
+  const place =
+    db.kind === 'pglite'
+      ? batched<PlaceArgs, PlaceRow>(async (all) => {
+          const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({ i, id, account, key, request, idem, model, amount, ttl }));
+          return db.query<PlaceRow & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]);
+        }, placeOne)
+      : placeOne;
+  const close =
+    db.kind === 'pglite'
+      ? batched<CloseArgs, CloseRow>(async (all) => {
+          const json = all.map(([hold, outcome, charge, rec], i) => ({ i, hold, outcome, charge, rec: JSON.parse(rec) }));
+          return db.query<CloseRow & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]);
+        }, closeOne)
+      : closeOne;
+
+  return {
+    async placeHold(req) {
+      let row: PlaceRow;
+      try {
+        row = await place([newHoldId(), req.accountId, req.keyId, req.requestId, req.idempotencyKey ?? null, req.model, req.amountNano.toString(), req.ttlMs]);
+      } catch (e) {
+        // Two requests racing with one Idempotency-Key: the unique index lets exactly one in.
+        if ((e as { code?: string }).code === '23505' && /idempotency/.test(String((e as { constraint?: string }).constraint ?? (e as Error).message))) {
+          throw duplicate();
+        }
+        throw e;
+      }
+      return holdFromRow(row, req);
+    },
+    async closeHold(ev) {
+      const row = await close([ev.hold_id, ev.outcome, ev.charge_nano, JSON.stringify(ev.record)]);
+      return { result: row.result, charged: BigInt(row.charged) };
+    },
+  };
+}
+
+interface CloseRow {
+  result: CloseResult;
+  charged: string | bigint;
+}
+
+/** Turns place_hold's outcome into a hold or the spec's refusal. */
+function holdFromRow(row: PlaceRow, req: HoldRequest): Hold {
   switch (row.outcome) {
     case 'placed':
     case 'existing':
@@ -42,7 +95,7 @@ export async function placeHold(db: Db, req: HoldRequest): Promise<Hold> {
     case 'key_limit':
       throw new GatewayError(
         'insufficient_credits',
-        `This key's spend limit cannot cover the request: ${formatUsd(BigInt(row.key_room ?? 0))} USD left on the key, ${formatUsd(BigInt(row.amount))} USD needed`,
+        `This key's spend limit cannot cover the request: ${formatUsd(BigInt(row.key_room ?? 0))} USD left on the key, ${formatUsd(req.amountNano)} USD needed`,
       );
     case 'insufficient': {
       const balance = BigInt(row.balance ?? 0);
@@ -50,7 +103,7 @@ export async function placeHold(db: Db, req: HoldRequest): Promise<Hold> {
       throw new GatewayError(
         'insufficient_credits',
         `Insufficient credits: balance ${formatUsd(balance)} USD, held by requests in flight ${formatUsd(held)} USD, ` +
-          `available ${formatUsd(balance - held)} USD; this request needs ${formatUsd(BigInt(row.amount))} USD reserved`,
+          `available ${formatUsd(balance - held)} USD; this request needs ${formatUsd(req.amountNano)} USD reserved`,
       );
     }
   }
@@ -61,14 +114,6 @@ function duplicate() {
 }
 
 export type CloseResult = 'settled' | 'released' | 'noop' | 'unknown' | 'late_charged' | 'late_dropped';
-
-/** Applies a settle or release event; idempotent on the hold id. */
-export async function closeHold(db: Db, ev: HoldClose): Promise<{ result: CloseResult; charged: bigint }> {
-  const [row] = await db.query<{ result: CloseResult; charged: string | bigint }>('SELECT * FROM close_hold($1, $2, $3, $4)', [
-    ev.hold_id, ev.outcome, ev.charge_nano, JSON.stringify(ev.record),
-  ]);
-  return { result: row.result, charged: BigInt(row.charged) };
-}
 
 export async function expireHolds(db: Db, limit = 500): Promise<number> {
   const [row] = await db.query<{ n: number }>('SELECT expire_holds($1) AS n', [limit]);

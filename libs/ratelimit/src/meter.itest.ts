@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { createRedisMeter } from './redis';
+import type { RateMeter } from './port';
+import { REDIS_ENABLED, REDIS_URL, within } from './test-redis';
+
+(REDIS_ENABLED ? describe : describe.skip)('redis meter', () => {
+  const prefix = `rl-test:${randomUUID().slice(0, 8)}:`;
+  const WINDOW_START = Date.UTC(2026, 0, 5, 10, 0, 0);
+  let clock: number;
+  let redis: Redis;
+  let meter: RateMeter;
+  let n = 0;
+  const account = () => `acct-${++n}`;
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+    redis.on('error', () => undefined);
+    await within(redis.ping(), 3_000, `Redis at ${REDIS_URL}`);
+  });
+  beforeEach(() => {
+    clock = WINDOW_START + 7_250;
+    meter = createRedisMeter(REDIS_URL, { prefix, now: () => clock });
+  });
+  afterEach(() => meter.close());
+  afterAll(async () => {
+    try {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('allows up to the limit, refuses past it, and keeps counting refused hits', async () => {
+    const a = account();
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await meter.hit(a, 3, 60_000));
+    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([[true, 2], [true, 1], [true, 0], [false, 0], [false, 0]]);
+    expect(await redis.get(`${prefix}{${a}}:${WINDOW_START}`)).toBe('5');
+  });
+
+  it('gives exactly `limit` passes to 200 concurrent hits', async () => {
+    const a = account();
+    const results = await Promise.all(Array.from({ length: 200 }, () => meter.hit(a, 50, 60_000)));
+    const allowed = results.filter((r) => r.allowed);
+    expect(allowed).toHaveLength(50);
+    expect(allowed.map((r) => r.remaining).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(results.filter((r) => !r.allowed).every((r) => r.remaining === 0)).toBe(true);
+    expect(await redis.get(`${prefix}{${a}}:${WINDOW_START}`)).toBe('200');
+  });
+
+  it('expires the window key at the window end and reports that as the reset', async () => {
+    const a = account();
+    const r = await meter.hit(a, 10, 60_000);
+    const pttl = await redis.pttl(`${prefix}{${a}}:${WINDOW_START}`);
+    expect(pttl).toBeGreaterThan(52_000);
+    expect(pttl).toBeLessThanOrEqual(52_750);
+    expect(r.resetAt).toBe((WINDOW_START + 60_000) / 1000);
+    expect(r.retryAfter).toBe(53);
+    // A later hit keeps the first hit's expiry instead of pushing it out.
+    clock += 10_000;
+    await meter.hit(a, 10, 60_000);
+    expect(await redis.pttl(`${prefix}{${a}}:${WINDOW_START}`)).toBeLessThanOrEqual(pttl);
+  });
+
+  it('restores a lost expiry rather than locking the account out for good', async () => {
+    const a = account();
+    await redis.set(`${prefix}{${a}}:${WINDOW_START}`, '7');
+    const r = await meter.hit(a, 10, 60_000);
+    expect(r).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await redis.pttl(`${prefix}{${a}}:${WINDOW_START}`)).toBeGreaterThan(0);
+  });
+
+  it('keeps accounts independent and refills in the next aligned window', async () => {
+    const [a, b] = [account(), account()];
+    await meter.hit(a, 1, 60_000);
+    expect((await meter.hit(a, 1, 60_000)).allowed).toBe(false);
+    expect((await meter.hit(b, 1, 60_000)).allowed).toBe(true);
+    clock = WINDOW_START + 60_000;
+    expect(await meter.hit(a, 1, 60_000)).toMatchObject({ allowed: true, remaining: 0, retryAfter: 60 });
+  });
+
+  it('costs exactly one round trip per hit', async () => {
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const shared = createRedisMeter(client, { prefix, now: () => clock });
+    try {
+      await client.ping(); // connection setup (CLIENT SETNAME, INFO ready check) is not the meter's cost
+      const sent = jest.spyOn(client, 'sendCommand');
+      const a = account();
+      for (let i = 0; i < 3; i++) {
+        sent.mockClear();
+        await shared.hit(a, 10, 60_000);
+        // EVAL the first time on a connection (ioredis then knows the script is cached there), EVALSHA after.
+        expect(sent.mock.calls.map(([c]) => (c as { name: string }).name)).toEqual([i === 0 ? 'eval' : 'evalsha']);
+      }
+      await shared.close();
+      expect(client.status).toBe('ready'); // a client passed in belongs to the caller
+    } finally {
+      client.disconnect();
+    }
+  });
+});

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+
+/** Shared by the integration tests only; lives in src so the type-check covers it. */
+export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** In CI a missing Redis is a broken pipeline, so the suite runs and fails instead of skipping. */
+export const IN_CI = !['', '0', 'false'].includes((process.env.CI ?? '').trim().toLowerCase());
+
+/** Synchronous because jest picks describe or describe.skip while collecting, before any async hook runs. */
+export function redisReachable(url = REDIS_URL): boolean {
+  const { hostname, port } = new URL(url);
+  const probe = `require('net').connect(${Number(port) || 6379}, ${JSON.stringify(hostname.replace(/^\[|\]$/g, '') || '127.0.0.1')})
+    .on('connect', () => process.exit(0)).on('error', () => process.exit(1)); setTimeout(() => process.exit(1), 1500);`;
+  try {
+    execFileSync(process.execPath, ['-e', probe], { stdio: 'ignore', timeout: 3_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const REDIS_ENABLED = IN_CI || redisReachable();
+
+/** Fails with the reason instead of letting every test time out against an absent server. */
+export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
