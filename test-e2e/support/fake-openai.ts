@@ -10,6 +10,11 @@ import type { AddressInfo } from 'node:net';
  *   slow-<ms>     waits that long before the response head
  *   break-<n>     streams n content chunks, then destroys the socket (no [DONE]); non-streamed: destroys at once
  *   overreport    reports far more completion tokens than max_tokens allows
+ *   tool-call     answers with one tool call to the first tool of the request (arguments {"city":"Paris"}),
+ *                 finish_reason tool_calls; streamed as OpenAI does (id and name first, arguments in two pieces)
+ *   echo          answers with the JSON of the messages it received (to check translations)
+ * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
+ * number of inputs × 2; model status-<code> fails as above.
  */
 export interface FakeUpstream {
   url: string;
@@ -27,6 +32,7 @@ export async function startFakeOpenAI(): Promise<FakeUpstream> {
       const body = JSON.parse(raw || '{}');
       const model: string = body.model ?? '';
       requests.push({ model, body, headers: req.headers });
+      if (req.url === '/v1/embeddings') return void embeddings(res, body, model);
       if (req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
 
       const status = /^status-(\d+)$/.exec(model);
@@ -47,6 +53,8 @@ export async function startFakeOpenAI(): Promise<FakeUpstream> {
         ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
         : { prompt_tokens: words ? 5 : 3, completion_tokens: words ? Number(words[1]) : 1, total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1) };
       const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
+      if (model === 'tool-call') return void toolCall(res, body, base);
+      if (model === 'echo') pieces.splice(0, pieces.length, JSON.stringify(body.messages));
 
       if (!body.stream) {
         if (brk) return void req.socket.destroy();
@@ -76,4 +84,44 @@ export async function startFakeOpenAI(): Promise<FakeUpstream> {
     requests,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
+}
+
+function toolCall(res: http.ServerResponse, body: Record<string, any>, base: Record<string, unknown>) {
+  const name = body.tools?.[0]?.function?.name ?? 'unknown';
+  const usage = { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17 };
+  const call = { id: 'call_fake1', type: 'function', function: { name, arguments: '{"city":"Paris"}' } };
+  if (!body.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return void res.end(JSON.stringify({
+      ...base, object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+      usage,
+    }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const frame = (delta: unknown, finish: string | null = null) =>
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  frame({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name, arguments: '' } }] });
+  frame({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] });
+  frame({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] });
+  frame({}, 'tool_calls');
+  if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
+function embeddings(res: http.ServerResponse, body: Record<string, any>, model: string) {
+  const status = /^status-(\d+)$/.exec(model);
+  if (status) {
+    res.writeHead(Number(status[1]), { 'content-type': 'application/json' });
+    return void res.end(JSON.stringify({ error: { message: `fake upstream says ${status[1]}` } }));
+  }
+  const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+  const dims = typeof body.dimensions === 'number' ? body.dimensions : 8;
+  const data = inputs.map((input, index) => ({
+    object: 'embedding', index,
+    // Deterministic, distinct per input and exactly representable in float32.
+    embedding: Array.from({ length: dims }, (_, d) => ((JSON.stringify(input).length + d * 7 + index) % 16) / 16),
+  }));
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ object: 'list', model, data, usage: { prompt_tokens: inputs.length * 2, total_tokens: inputs.length * 2 } }));
 }

@@ -1,17 +1,38 @@
-export type { ChatChunk, ChatCompletion, ChatUsage, CallOptions, TextProtocol } from './types';
+export type {
+  ChatChunk, ChatCompletion, ChatUsage, CallOptions, TextProtocol, EmbeddingProtocol, EmbeddingRequest, EmbeddingResult, RerankProtocol, RerankRequest, RerankResult,
+} from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
 export { countTokens, maxTokensOf } from './tokens';
 export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';
 import type { ProviderConfig } from '@gateway/config';
-import type { TextProtocol } from './types';
+import type { EmbeddingProtocol, RerankProtocol, TextProtocol } from './types';
 import { createOpenAIProtocol } from './openai';
 import { createSimulatedProtocol } from './simulated';
 
+type Kind = ProviderConfig['kind'];
+
+/** What each provider kind can serve; a route asks for the capability it needs and fails over where it is missing. */
+export interface Protocols {
+  text(kind: Kind): TextProtocol | undefined;
+  embedding(kind: Kind): EmbeddingProtocol | undefined;
+  rerank(kind: Kind): RerankProtocol | undefined;
+}
+
 /** One protocol object per provider kind, shared by every endpoint of that kind. */
-export function textProtocols(): (kind: ProviderConfig['kind']) => TextProtocol | undefined {
-  const openai = createOpenAIProtocol();
-  const simulated = createSimulatedProtocol();
-  return (kind) => (kind === 'openai' ? openai : kind === 'simulated' ? simulated : undefined);
+export function createProtocols(): Protocols {
+  const byKind: Partial<Record<Kind, Partial<TextProtocol & EmbeddingProtocol & RerankProtocol>>> = {
+    openai: createOpenAIProtocol(),
+    simulated: createSimulatedProtocol(),
+  };
+  const has = <K extends string>(kind: Kind, method: K) => {
+    const p = byKind[kind] as Record<string, unknown> | undefined;
+    return p && typeof p[method] === 'function' ? (p as never) : undefined;
+  };
+  return {
+    text: (kind) => has(kind, 'chat'),
+    embedding: (kind) => has(kind, 'embed'),
+    rerank: (kind) => has(kind, 'rerank'),
+  };
 }

@@ -38,3 +38,36 @@ export interface TextProtocol {
   /** Resolves once the upstream has accepted the call (status and headers in), so failover can still happen. */
   chatStream(endpoint: ResolvedEndpoint, body: Record<string, unknown>, opts: CallOptions): Promise<AsyncIterable<ChatChunk>>;
 }
+
+/** Embeddings, in the OpenAI shape, float vectors; the route encodes base64 itself. */
+export interface EmbeddingRequest {
+  input: string[] | number[][];
+  dimensions?: number;
+  user?: string;
+}
+
+export interface EmbeddingResult {
+  data: Array<{ index: number; embedding: number[] }>;
+  usage?: { prompt_tokens: number };
+}
+
+export interface EmbeddingProtocol {
+  embed(endpoint: ResolvedEndpoint, body: EmbeddingRequest, opts: CallOptions): Promise<EmbeddingResult>;
+}
+
+/** Rerank, in the Cohere shape: `index` is the position in the request's document list. */
+export interface RerankRequest {
+  query: string;
+  documents: string[];
+  top_n?: number;
+}
+
+export interface RerankResult {
+  results: Array<{ index: number; relevance_score: number }>;
+  /** Billed units the upstream reported, when it reports any. */
+  usage?: { total_tokens?: number; search_units?: number };
+}
+
+export interface RerankProtocol {
+  rerank(endpoint: ResolvedEndpoint, body: RerankRequest, opts: CallOptions): Promise<RerankResult>;
+}

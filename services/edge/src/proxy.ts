@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
@@ -8,8 +9,12 @@ import { INTERNAL } from '@gateway/service-kit';
  * responses (SSE included) are piped as they arrive, unbuffered.
  */
 export function proxyTo(target: string): RequestHandler {
+  // Without a keep-alive agent every hop opens a connection and the service answers `connection: close`,
+  // which the proxy would copy to the client and so close its connection too.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
   return createProxyMiddleware({
     target,
+    agent,
     changeOrigin: false,
     xfwd: true,
     proxyTimeout: 15 * 60_000,

@@ -1,7 +1,6 @@
-import { Router } from 'express';
-import express from 'express';
+import express, { Router } from 'express';
 import type { SpendDeps } from '@gateway/spend';
-import { textProtocols } from '@gateway/upstreams';
+import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
 
 export interface TextService {
@@ -9,10 +8,12 @@ export interface TextService {
   router: Router;
 }
 
+/** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
 export function createTextService(deps: SpendDeps): TextService {
   const router = Router();
   router.use(express.json({ limit: '8mb' }));
-  const protocolOf = textProtocols();
-  mountChatCompletions(router, { ...deps, protocolOf });
+  const protocols = createProtocols();
+  const textDeps = { ...deps, protocolOf: protocols.text };
+  mountChatCompletions(router, textDeps);
   return { router };
 }

@@ -22,7 +22,7 @@ export const chatCompletionBody = z
 export type ChatCompletionBody = z.infer<typeof chatCompletionBody>;
 
 /** Gateway-only fields never reach the upstream. */
-export function upstreamBody(body: ChatCompletionBody): Record<string, unknown> {
+export function upstreamBody(body: ChatCompletionBody): Record<string, unknown> & Pick<ChatCompletionBody, 'messages'> {
   const { models: _models, ...rest } = body;
   return rest;
 }

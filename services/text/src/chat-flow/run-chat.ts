@@ -1,0 +1,164 @@
+import type { Request, Response } from 'express';
+import type { ProviderConfig, ResolvedModel } from '@gateway/config';
+import { GatewayError } from '@gateway/errors';
+import { contextOf } from '@gateway/service-kit';
+import { PaidCall, type SpendDeps } from '@gateway/spend';
+import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
+import { promptText, textCharge, textWorstCase } from '../text-pricing';
+import { openSse } from './sse';
+
+export interface TextDeps extends SpendDeps {
+  protocolOf(kind: ProviderConfig['kind']): TextProtocol | undefined;
+}
+
+/** A chat-completions body as the upstream receives it, whatever shape the client used. */
+export interface ChatCall {
+  /** The requested model, then its fallbacks. */
+  slugs: string[];
+  /** Sent upstream as is (the protocol module sets the upstream model). */
+  body: Record<string, unknown> & { messages: Array<{ role: string; content?: unknown }> };
+  maxTokens?: number;
+  stream: boolean;
+}
+
+export interface ChatUsageFigures {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** The exact charge, a decimal string. */
+  cost: string;
+}
+
+export interface ChatOutcome {
+  completion: ChatCompletion;
+  model: ResolvedModel;
+  usage: ChatUsageFigures;
+  requestId: string;
+}
+
+/** How one route frames a stream: the chat passthrough, the message API's events, the responses events... */
+export interface StreamSink {
+  /** The upstream answered; the route writes its opening frames. */
+  start(model: ResolvedModel, requestId: string): void;
+  chunk(chunk: ChatChunk): void;
+  /** The answer is complete and settled. */
+  finish(usage: ChatUsageFigures, finishReason: string | null): void;
+  /** The stream broke after its first byte: the route writes its error event and its end marker. */
+  fail(error: GatewayError): void;
+}
+
+function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
+  const p = deps.protocolOf(kind);
+  // A provider kind without a text protocol fails over like any broken endpoint.
+  if (!p) throw new Error(`provider kind ${kind} cannot serve text`);
+  return p;
+}
+
+async function begin(req: Request, deps: TextDeps, call: ChatCall): Promise<PaidCall> {
+  const prompt = promptText(call.body.messages);
+  return PaidCall.begin(deps, {
+    ctx: contextOf(req),
+    category: 'text',
+    slugs: call.slugs,
+    streamed: call.stream,
+    worstCase: (m) => textWorstCase(m, prompt, call.body.messages.length, call.maxTokens),
+  });
+}
+
+/** Runs `fn`; anything that escapes after the hold releases it (a no-op once settled). */
+async function guarded<T>(paid: PaidCall, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    await paid.release(e instanceof GatewayError ? e.code : 'upstream_unavailable');
+    throw e;
+  }
+}
+
+/** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
+export async function completeChat(req: Request, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
+  const paid = await begin(req, deps, call);
+  const requestId = contextOf(req).requestId;
+  return guarded(paid, async () => {
+    const { result, model } = await paid.call((_m, ep) =>
+      protocol(deps, ep.provider.kind).chat(ep, { ...call.body, stream: false }, { signal: new AbortController().signal, requestId }),
+    );
+    const u = result.usage ?? { prompt_tokens: countTokens(promptText(call.body.messages)), completion_tokens: countTokens(contentOf(result)) };
+    const cost = await paid.settle({
+      chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
+      tokensPrompt: u.prompt_tokens,
+      tokensCompletion: u.completion_tokens,
+      finishReason: result.choices[0]?.finish_reason ?? null,
+    });
+    return { completion: result, model, requestId, usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost } };
+  });
+}
+
+function contentOf(c: ChatCompletion): string {
+  return c.choices.map((ch) => (typeof ch.message?.content === 'string' ? ch.message.content : '') + JSON.stringify(ch.message?.tool_calls ?? '')).join('');
+}
+
+/**
+ * The streamed chat flow. The first chunk is pulled inside the failover loop, so an upstream that accepts and then
+ * dies before saying anything still hands over to the next endpoint, and the client gets a JSON error with a real
+ * status if all fail. After the first byte, a failure goes to the sink's error frame. Billing: the upstream's
+ * usage when it reports it; on a break, the prompt plus the delivered tokens (counted); nothing if none was delivered.
+ */
+export async function streamChat(req: Request, res: Response, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
+  const paid = await begin(req, deps, call);
+  const requestId = contextOf(req).requestId;
+  const controller = new AbortController();
+  const clientGone = () => controller.abort();
+  res.on('close', clientGone);
+  try {
+    const { result, model } = await guarded(paid, () =>
+      paid.call(async (_m, ep) => {
+        const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: controller.signal, requestId });
+        const iterator = chunks[Symbol.asyncIterator]();
+        return { iterator, first: await iterator.next() };
+      }),
+    );
+    paid.markFirstByte();
+    openSse(res);
+    sink.start(model, requestId);
+
+    let delivered = '';
+    let finishReason: string | null = null;
+    let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+    try {
+      for (let step = result.first; !step.done; step = await result.iterator.next()) {
+        const chunk = step.value;
+        for (const c of chunk.choices) {
+          if (typeof c.delta?.content === 'string') delivered += c.delta.content;
+          if (c.delta?.tool_calls) delivered += JSON.stringify(c.delta.tool_calls);
+          if (c.finish_reason) finishReason = c.finish_reason;
+        }
+        if (chunk.usage) reported = chunk.usage;
+        if (chunk.choices.length > 0) sink.chunk(chunk);
+      }
+    } catch (e) {
+      const prompt = countTokens(promptText(call.body.messages));
+      const completion = countTokens(delivered);
+      if (completion === 0) await paid.release('upstream_unavailable');
+      else await paid.settlePartial({ chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' }, 'upstream_unavailable');
+      const why = controller.signal.aborted ? 'the client closed the stream' : (e as Error).message;
+      if (!res.writableEnded && !res.destroyed) {
+        sink.fail(e instanceof GatewayError ? e : new GatewayError('upstream_unavailable', `The upstream stream broke: ${why}`));
+        res.end();
+      }
+      return;
+    }
+
+    const u = reported ?? { prompt_tokens: countTokens(promptText(call.body.messages)), completion_tokens: countTokens(delivered) };
+    const cost = await paid.settle({
+      chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
+      tokensPrompt: u.prompt_tokens,
+      tokensCompletion: u.completion_tokens,
+      finishReason,
+    });
+    sink.finish({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost }, finishReason);
+    res.end();
+  } finally {
+    res.off('close', clientGone);
+  }
+}
