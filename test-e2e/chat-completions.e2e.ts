@@ -71,6 +71,44 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     await settled(gw, acct.accountId);
   });
 
+  const weatherTool = {
+    type: 'function' as const,
+    function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  };
+
+  it('passes tools through and returns tool_calls to the openai client', async () => {
+    const res = await client.chat.completions.create({ model: 'test/tools', messages: [{ role: 'user', content: 'weather in Paris?' }], tools: [weatherTool], tool_choice: 'auto' });
+    expect(res.choices[0].finish_reason).toBe('tool_calls');
+    expect(res.choices[0].message.tool_calls).toEqual([{ id: 'call_fake1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    const sent = fake.requests[fake.requests.length - 1].body;
+    expect(sent.tools).toEqual([weatherTool]);
+    expect(sent.tool_choice).toBe('auto');
+    await settled(gw, acct.accountId);
+  });
+
+  it('streams tool_calls deltas the openai client accumulates', async () => {
+    const stream = client.chat.completions.stream({ model: 'test/tools', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool] });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0].message.tool_calls?.[0]).toMatchObject({ id: 'call_fake1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    expect(final.choices[0].finish_reason).toBe('tool_calls');
+    await settled(gw, acct.accountId);
+  });
+
+  it('sends a tool result back upstream in the chat shape', async () => {
+    const res = await client.chat.completions.create({
+      model: 'test/echo',
+      messages: [
+        { role: 'user', content: 'weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    const echoed = JSON.parse(res.choices[0].message.content!);
+    expect(echoed[2]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '18C' });
+    await settled(gw, acct.accountId);
+  });
+
   it('forwards unknown fields upstream and never the gateway-only ones', async () => {
     const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'hi' }], seed: 42, logit_bias: { '50256': -100 }, models: ['test/sim'] });
     expect(r.status).toBe(200);

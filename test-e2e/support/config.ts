@@ -25,6 +25,8 @@ export function testConfig(fakeUrl: string) {
       text('test/overreport', [['fake', 'overreport']], { max_output_tokens: 10 }),
       text('test/soon', [['fake', 'ok']], { status: 'coming_soon' }),
       text('test/sim', [['sim', 'sim-1']]),
+      text('test/tools', [['fake', 'tool-call']]),
+      text('test/echo', [['fake', 'echo']]),
       text('test/pricey', [['fake', 'ok']], { pricing: { prompt: '1', completion: '1' } }),
     ],
   };

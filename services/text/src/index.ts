@@ -2,6 +2,7 @@ import express, { Router } from 'express';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
+import { mountCompletions } from './completions/handler';
 
 export interface TextService {
   /** Keyed text routes under /v1. */
@@ -15,5 +16,6 @@ export function createTextService(deps: SpendDeps): TextService {
   const protocols = createProtocols();
   const textDeps = { ...deps, protocolOf: protocols.text };
   mountChatCompletions(router, textDeps);
+  mountCompletions(router, textDeps);
   return { router };
 }

@@ -77,20 +77,47 @@ async function guarded<T>(paid: PaidCall, fn: () => Promise<T>): Promise<T> {
 
 /** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
 export async function completeChat(req: Request, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
-  const paid = await begin(req, deps, call);
+  const { outcomes } = await completeChats(req, deps, call.slugs, [call.body], call.maxTokens);
+  return outcomes[0];
+}
+
+/**
+ * Several upstream calls under one hold and one charge (a batch of prompts): the hold is the sum of the worst
+ * cases, each call fails over on its own, and the request settles once at the sum of the actual charges.
+ */
+export async function completeChats(
+  req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
+): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
+  const prompts = bodies.map((b) => ({ text: promptText(b.messages), count: b.messages.length }));
+  const paid = await PaidCall.begin(deps, {
+    ctx: contextOf(req),
+    category: 'text',
+    slugs,
+    streamed: false,
+    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens), 0n),
+  });
   const requestId = contextOf(req).requestId;
   return guarded(paid, async () => {
-    const { result, model } = await paid.call((_m, ep) =>
-      protocol(deps, ep.provider.kind).chat(ep, { ...call.body, stream: false }, { signal: new AbortController().signal, requestId }),
-    );
-    const u = result.usage ?? { prompt_tokens: countTokens(promptText(call.body.messages)), completion_tokens: countTokens(contentOf(result)) };
+    const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> = [];
+    for (const body of bodies) {
+      const { result, model } = await paid.call((_m, ep) =>
+        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { signal: new AbortController().signal, requestId }),
+      );
+      const u = result.usage ?? { prompt_tokens: countTokens(promptText(body.messages)), completion_tokens: countTokens(contentOf(result)) };
+      answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
+    }
+    const sum = (f: (a: (typeof answers)[number]) => number) => answers.reduce((n, a) => n + f(a), 0);
+    const prompt = sum((a) => a.u.prompt_tokens);
+    const completion = sum((a) => a.u.completion_tokens);
     const cost = await paid.settle({
-      chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
-      tokensPrompt: u.prompt_tokens,
-      tokensCompletion: u.completion_tokens,
-      finishReason: result.choices[0]?.finish_reason ?? null,
+      chargeNano: answers.reduce((n, a) => n + a.charge, 0n),
+      tokensPrompt: prompt,
+      tokensCompletion: completion,
+      finishReason: answers[answers.length - 1].result.choices[0]?.finish_reason ?? null,
     });
-    return { completion: result, model, requestId, usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost } };
+    const total = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost };
+    const outcomes = answers.map((a) => ({ completion: a.result, model: a.model, requestId, usage: total }));
+    return { outcomes, total };
   });
 }
 

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** POST /v1/completions (legacy text completions). Unknown fields pass through to the upstream, as on chat. */
+export const completionBody = z.looseObject({
+  model: z.string().min(1),
+  prompt: z.union([z.string(), z.array(z.string()).min(1, 'prompt must not be an empty array').max(20, 'at most 20 prompts per request')]),
+  max_tokens: z.number().int().positive().optional(),
+  stream: z.boolean().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  n: z.literal(1, 'only n=1 is supported').optional(),
+  models: z.array(z.string().min(1)).max(10).optional(),
+});
+
+export type CompletionBody = z.infer<typeof completionBody>;
+
+/** Fields of the legacy API with no chat equivalent; refused rather than silently dropped. */
+export const UNSUPPORTED = ['suffix', 'echo', 'logprobs', 'best_of'] as const;
+
+/** One prompt as the chat call the upstream receives: wrapped as one user message. */
+export function chatBodyFor(body: CompletionBody, prompt: string): Record<string, unknown> & { messages: Array<{ role: string; content: string }> } {
+  const { prompt: _p, models: _m, ...rest } = body;
+  return { ...rest, messages: [{ role: 'user', content: prompt }] };
+}
