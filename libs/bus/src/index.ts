@@ -5,3 +5,4 @@ export { createMemoryBus, type MemoryBusOptions } from './memory';
 export { createRedisBus, type RedisBusOptions } from './redis-streams';
 export { createKafkaBus, type KafkaBusOptions } from './kafka';
 export { openBus, type OpenBusOptions } from './open';
+export { withTracing } from './tracing';

@@ -3,6 +3,7 @@ import type { BusErrorHandler } from './errors';
 import { createMemoryBus, type MemoryBusOptions } from './memory';
 import { createRedisBus, type RedisBusOptions } from './redis-streams';
 import { createKafkaBus, type KafkaBusOptions } from './kafka';
+import { withTracing } from './tracing';
 
 export interface OpenBusOptions {
   /** Defaults to the most capable adapter configured: kafka if brokers are given, else redis if a URL is, else memory. */
@@ -16,7 +17,12 @@ export interface OpenBusOptions {
   kafka?: KafkaBusOptions;
 }
 
+/** The configured adapter, with trace context carried across it. */
 export function openBus(opts: OpenBusOptions = {}): EventBus {
+  return withTracing(openAdapter(opts));
+}
+
+function openAdapter(opts: OpenBusOptions): EventBus {
   const brokers = (typeof opts.kafkaBrokers === 'string' ? opts.kafkaBrokers.split(',') : opts.kafkaBrokers ?? [])
     .map((b) => b.trim())
     .filter(Boolean);

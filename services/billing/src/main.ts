@@ -1,3 +1,4 @@
+import '@gateway/service-kit/src/tracing-register';
 import { openBus } from '@gateway/bus';
 import { loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';

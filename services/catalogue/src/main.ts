@@ -1,3 +1,4 @@
+import '@gateway/service-kit/src/tracing-register';
 import { buildRegistry, loadConfig, readEnv } from '@gateway/config';
 import { errorHandler } from '@gateway/errors';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, runMain, serve } from '@gateway/service-kit';

@@ -1,3 +1,4 @@
+import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { readEnv } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';

@@ -1,3 +1,4 @@
+import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { loadConfig, readEnv } from '@gateway/config';
 import { createLogger, runMain } from '@gateway/service-kit';

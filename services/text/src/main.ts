@@ -1,3 +1,4 @@
+import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, loadConfig, readEnv } from '@gateway/config';

@@ -1,0 +1,43 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { createMemoryBus } from './memory';
+import { withTracing } from './tracing';
+
+describe('withTracing', () => {
+  const exporter = new InMemorySpanExporter();
+  beforeAll(() => {
+    const provider = new BasicTracerProvider();
+    provider.addSpanProcessor(new SimpleSpanProcessor(exporter));
+    trace.setGlobalTracerProvider(provider);
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  });
+
+  it('continues the publisher’s trace in the consumer, across the bus', async () => {
+    const bus = withTracing(createMemoryBus());
+    const seen: Array<{ traceId?: string; traceparent?: string }> = [];
+    await bus.subscribe('g', ['t'], async (event) => {
+      seen.push({ traceId: trace.getActiveSpan()?.spanContext().traceId, traceparent: event.headers?.traceparent });
+    });
+    const tracer = trace.getTracer('test');
+    const publisherTrace = await tracer.startActiveSpan('request', async (span) => {
+      await bus.publish('t', { id: 'e1', type: 'x.v1', key: 'k', data: {}, headers: { keep: 'me' } });
+      span.end();
+      return span.spanContext().traceId;
+    });
+    for (let i = 0; i < 50 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toHaveLength(1);
+    expect(seen[0].traceId).toBe(publisherTrace);
+    expect(seen[0].traceparent).toContain(publisherTrace);
+    const consumer = exporter.getFinishedSpans().find((s) => s.name === 't process');
+    expect(consumer?.spanContext().traceId).toBe(publisherTrace);
+    await bus.close();
+  });
+});
