@@ -127,8 +127,20 @@ describe('memory bus', () => {
     expect(after).toEqual([]);
   });
 
+  it('delivers what is still queued before it closes (a graceful shutdown settles its holds)', async () => {
+    const seen: string[] = [];
+    await bus.subscribe('g', ['t'], async (e) => {
+      await pause(1);
+      seen.push(e.id);
+    });
+    const sent = Array.from({ length: 30 }, () => ev('same-key'));
+    for (const e of sent) await bus.publish('t', e);
+    await bus.close();
+    expect(seen).toEqual(sent.map((e) => e.id));
+  });
+
   it('drops and reports events past the backlog bound instead of growing without limit', async () => {
-    open({ maxBacklog: 5 });
+    open({ maxBacklog: 5, closeTimeoutMs: 50 }); // its handler never finishes: close must not wait long for it
     await bus.subscribe('g', ['t'], () => new Promise<void>(() => undefined));
     for (let i = 0; i < 8; i++) await bus.publish('t', ev(`k${i}`));
     expect(errors.map((x) => x.ctx.action)).toEqual(['dropped', 'dropped', 'dropped']);

@@ -212,6 +212,10 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
 
     async close() {
       if (closed) return;
+      // Graceful: what is queued for a group that still has members is delivered first (within closeTimeoutMs),
+      // so a shutting-down embedded gateway settles the holds of the requests it just answered.
+      const deadline = Date.now() + closeTimeoutMs;
+      while (Date.now() < deadline && [...groups.values()].some((g) => g.backlog > 0 && g.byTopic.size > 0)) await sleep(5);
       closed = true;
       const members = new Set<Member>();
       for (const group of groups.values()) for (const list of group.byTopic.values()) for (const m of list) members.add(m);

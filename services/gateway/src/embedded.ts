@@ -52,8 +52,9 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
   await billing.start();
 
   const served = await serve(edge.app, env.PORT, env.HOST, logger, async () => {
-    await billing.stop();
+    // The bus first: it delivers the settles still queued while billing is still consuming them.
     await bus.close();
+    await billing.stop();
     await meter.close();
     await billingDb.close();
   });
