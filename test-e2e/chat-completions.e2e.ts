@@ -346,4 +346,16 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     }
     expect(status).toBe(401);
   }, 15_000);
+
+  // Last: it stops billing for good.
+  it('answers 503, never 401, when the key service is unreachable', async () => {
+    if (mode !== 'fleet') return; // embedded: billing is in the same process and cannot be down on its own
+    const fresh = await gw.account(1); // never verified by the edge, so not cached
+    const [held] = await gw.ledger(`SELECT count(*)::int AS n FROM holds`);
+    await gw.killService!('billing');
+    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] }, fresh.key);
+    expect(r.status).toBe(503);
+    expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
+    expect(await gw.ledger(`SELECT count(*)::int AS n FROM holds`)).toEqual([held]);
+  });
 });

@@ -20,6 +20,8 @@ export interface TestGateway {
   admin(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }>;
   /** A fresh account with `credits` USD and one key. */
   account(credits: number | string, opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
+  /** Fleet only: stops one service's process, to prove what the others do without it. */
+  killService?(name: 'billing' | 'text' | 'catalogue'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
   let url: string;
   let ledger: TestGateway['ledger'];
   let stop: () => Promise<void>;
+  let killService: TestGateway['killService'];
 
   if (mode === 'embedded') {
     const env = readEnv({ PORT: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'silent' });
@@ -75,6 +78,12 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
     ledger = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;
+    killService = async (name) => {
+      const p = fleet.processes[name];
+      const gone = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGKILL');
+      await gone;
+    };
     stop = async () => {
       await pool.end();
       await fleet.stop();
@@ -97,6 +106,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     adminToken,
     ledger,
     admin,
+    killService,
     async account(credits, opts = {}) {
       const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
       if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
