@@ -1,8 +1,9 @@
 /**
  * `pnpm bench`: autocannon against a zero-latency upstream directly, through the embedded gateway and through
- * the local fleet, in one run; prints requests/s, p50 and p99 and the overhead over direct.
- * Every gateway request is authenticated, metered, held and settled. Env: BENCH_SECONDS (default 10),
- * BENCH_CONNECTIONS (default 50), BENCH_SKIP_FLEET=1 to leave the fleet out (it needs PostgreSQL and Redis).
+ * the local fleet, in one run; prints requests/s, p50 and p99 and the overhead over the matching direct call.
+ * Every gateway request is authenticated, metered, held and settled. Chat runs at BENCH_CONNECTIONS (50) and at 1
+ * connection for BENCH_SECONDS (10); the other routes at BENCH_CONNECTIONS for BENCH_ROUTE_SECONDS (5).
+ * BENCH_ROUTES=chat,embeddings picks routes; BENCH_SKIP_FLEET=1 leaves the fleet out (it needs PostgreSQL and Redis).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -14,16 +15,35 @@ import { startFleet } from '../deploy/local-fleet';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUTE_SECONDS = Number(process.env.BENCH_ROUTE_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const BODY = JSON.stringify({ model: 'bench/echo', messages: [{ role: 'user', content: 'ping' }], max_tokens: 16 });
+const ONLY = process.env.BENCH_ROUTES?.split(',').map((r) => r.trim());
 
-interface Result { target: string; connections: number; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+const chatMessages = [{ role: 'user', content: 'ping' }];
+/** Each gateway route, and the upstream call it makes, so overhead is measured against the matching direct call. */
+const ROUTES = [
+  { name: 'chat', path: '/v1/chat/completions', body: { model: 'bench/echo', messages: chatMessages, max_tokens: 16 }, direct: 'chat' },
+  { name: 'completions', path: '/v1/completions', body: { model: 'bench/echo', prompt: 'ping', max_tokens: 16 }, direct: 'chat' },
+  { name: 'responses', path: '/v1/responses', body: { model: 'bench/echo', input: 'ping', max_output_tokens: 16 }, direct: 'chat' },
+  { name: 'messages', path: '/v1/messages', body: { model: 'bench/claude', max_tokens: 16, messages: chatMessages }, direct: 'messages' },
+  { name: 'embeddings', path: '/v1/embeddings', body: { model: 'bench/embed', input: 'ping', encoding_format: 'float' }, direct: 'embeddings' },
+  { name: 'rerank', path: '/v1/rerank', body: { model: 'bench/rerank', query: 'ping', documents: ['pong', 'ping'] }, direct: 'rerank' },
+].filter((r) => !ONLY || ONLY.includes(r.name));
 
-function load(url: string, connections: number, headers: Record<string, string>, target: string): Promise<Result> {
+const DIRECT: Record<string, { path: string; body: unknown }> = {
+  chat: { path: '/v1/chat/completions', body: { model: 'echo', messages: chatMessages, max_tokens: 16 } },
+  messages: { path: '/v1/messages', body: { model: 'echo', max_tokens: 16, messages: chatMessages } },
+  embeddings: { path: '/v1/embeddings', body: { model: 'echo', input: 'ping' } },
+  rerank: { path: '/v1/rerank', body: { model: 'echo', query: 'ping', documents: ['pong', 'ping'] } },
+};
+
+interface Result { route: string; target: string; connections: number; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+function load(url: string, body: unknown, connections: number, seconds: number, headers: Record<string, string>): Promise<Omit<Result, 'route' | 'target'>> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', body: BODY, headers: { 'content-type': 'application/json', ...headers }, connections, duration: SECONDS }, (err, r) => {
+    autocannon({ url, method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers }, connections, duration: seconds }, (err: unknown, r: autocannon.Result) => {
       if (err) return reject(err);
-      resolve({ target, connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
+      resolve({ connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
     });
   });
 }
@@ -60,30 +80,48 @@ async function benchAccount(base: string, adminToken: string): Promise<string> {
   return key.data.key;
 }
 
-async function throughGateway(name: string, base: string, adminToken: string): Promise<Result[]> {
-  const key = await benchAccount(base, adminToken);
-  const headers = { authorization: `Bearer ${key}` };
-  await load(`${base}/v1/chat/completions`, CONNECTIONS, headers, `${name} (warm-up)`);
-  return [await load(`${base}/v1/chat/completions`, CONNECTIONS, headers, name), await load(`${base}/v1/chat/completions`, 1, headers, name)];
+/** Chat at CONNECTIONS and at 1 connection (the issue's two figures); every other route at CONNECTIONS. */
+async function throughGateway(target: string, base: string, adminToken: string, out: Result[]): Promise<void> {
+  const headers = { authorization: `Bearer ${await benchAccount(base, adminToken)}` };
+  for (const route of ROUTES) {
+    const url = `${base}${route.path}`;
+    const seconds = route.name === 'chat' ? SECONDS : ROUTE_SECONDS;
+    await load(url, route.body, CONNECTIONS, Math.min(3, seconds), headers); // warm-up
+    for (const c of route.name === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS]) out.push({ route: route.name, target, ...(await load(url, route.body, c, seconds, headers)) });
+  }
 }
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   const upstream = await startChild(process.execPath, [path.join(ROOT, 'bench', 'zero-upstream.mjs')], {});
   const upstreamUrl = `http://127.0.0.1:${upstream.firstLine}`;
+  const model = (id: string, category: string, provider: string, extra: Record<string, unknown> = {}) => ({
+    id, name: id, category, status: 'available', pricing: { prompt: '0.000001', completion: '0.000002' }, endpoints: [{ provider, model: 'echo' }], ...extra,
+  });
   const config = {
-    providers: [{ id: 'zero', kind: 'openai', base_url: `${upstreamUrl}/v1`, timeout_ms: 5000 }],
-    models: [{ id: 'bench/echo', name: 'Bench', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 64,
-      pricing: { prompt: '0.000001', completion: '0.000002' }, endpoints: [{ provider: 'zero', model: 'echo' }] }],
+    providers: [
+      { id: 'zero', kind: 'openai', base_url: `${upstreamUrl}/v1`, timeout_ms: 5000 },
+      { id: 'zero-anthropic', kind: 'anthropic', base_url: `${upstreamUrl}/v1`, timeout_ms: 5000 },
+      { id: 'zero-cohere', kind: 'cohere', base_url: `${upstreamUrl}/v1`, timeout_ms: 5000 },
+    ],
+    models: [
+      model('bench/echo', 'text', 'zero', { context_length: 4096, max_output_tokens: 64 }),
+      model('bench/claude', 'text', 'zero-anthropic', { context_length: 4096, max_output_tokens: 64 }),
+      model('bench/embed', 'embedding', 'zero'),
+      model('bench/rerank', 'rerank', 'zero-cohere'),
+    ],
   };
   const configPath = path.join(dir, 'config.json');
   fs.writeFileSync(configPath, JSON.stringify(config));
   const results: Result[] = [];
   const children: ChildProcess[] = [upstream.child];
   try {
-    await load(`${upstreamUrl}/v1/chat/completions`, CONNECTIONS, {}, 'direct (warm-up)');
-    results.push(await load(`${upstreamUrl}/v1/chat/completions`, CONNECTIONS, {}, 'direct'));
-    results.push(await load(`${upstreamUrl}/v1/chat/completions`, 1, {}, 'direct'));
+    for (const kind of new Set(ROUTES.map((r) => r.direct))) {
+      const d = DIRECT[kind];
+      const url = `${upstreamUrl}${d.path}`;
+      await load(url, d.body, CONNECTIONS, 2, {});
+      for (const c of kind === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS]) results.push({ route: `direct ${kind}`, target: 'direct', ...(await load(url, d.body, c, kind === 'chat' ? SECONDS : ROUTE_SECONDS, {})) });
+    }
 
     const port = 18_000 + Math.floor(Math.random() * 1000);
     const adminToken = `bench-${crypto.randomBytes(8).toString('hex')}`;
@@ -94,13 +132,13 @@ async function main() {
     });
     children.push(embedded);
     await waitFor(`http://127.0.0.1:${port}/v1/models`);
-    results.push(...(await throughGateway('embedded', `http://127.0.0.1:${port}`, adminToken)));
+    await throughGateway('embedded', `http://127.0.0.1:${port}`, adminToken, results);
     embedded.kill('SIGTERM');
 
     if (!process.env.BENCH_SKIP_FLEET) {
       const fleet = await startFleet({ port: port + 10, configPath, adminToken, databaseUrl: `postgres://postgres@127.0.0.1:5432/gw_bench_${crypto.randomBytes(4).toString('hex')}`, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
       try {
-        results.push(...(await throughGateway('fleet', fleet.url, adminToken)));
+        await throughGateway('fleet', fleet.url, adminToken, results);
       } finally {
         await fleet.stop();
       }
@@ -109,15 +147,16 @@ async function main() {
     for (const c of children) c.kill('SIGTERM');
   }
 
-  const direct = new Map(results.filter((r) => r.target === 'direct').map((r) => [r.connections, r]));
+  const direct = (route: string, c: number) => results.find((r) => r.target === 'direct' && r.route === `direct ${ROUTES.find((x) => x.name === route)?.direct}` && r.connections === c);
   const rows = results.map((r) => {
-    const d = direct.get(r.connections)!;
-    const overhead = r.target === 'direct' ? '' : `${(r.p50 - d.p50).toFixed(2)} ms p50, ${(d.rps / r.rps).toFixed(2)}x time per request`;
-    return `| ${r.target} | ${r.connections} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors + r.non2xx} | ${overhead} |`;
+    const d = r.target === 'direct' ? undefined : direct(r.route, r.connections);
+    const overhead = d ? `+${(r.p50 - d.p50).toFixed(2)} ms p50; ${(d.rps / r.rps).toFixed(1)}x the time per request` : '';
+    return `| ${r.route} | ${r.target} | ${r.connections} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors + r.non2xx} | ${overhead} |`;
   });
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   process.stdout.write(
-    [`\n${machine}; ${SECONDS} s per run`, '', '| target | connections | requests/s | p50 ms | p99 ms | errors | overhead over direct |', '|---|---|---|---|---|---|---|', ...rows, ''].join('\n'),
+    [`\n${machine}; chat ${SECONDS} s per run, other routes ${ROUTE_SECONDS} s`, '',
+      '| route | target | connections | requests/s | p50 ms | p99 ms | errors + non-2xx | overhead over direct |', '|---|---|---|---|---|---|---|---|', ...rows, ''].join('\n'),
   );
 }
 
