@@ -125,7 +125,7 @@ async function main() {
 
     const port = 18_000 + Math.floor(Math.random() * 1000);
     const adminToken = `bench-${crypto.randomBytes(8).toString('hex')}`;
-    const embedded = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
+    const embedded = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(port), GATEWAY_CONFIG: configPath, GATEWAY_ADMIN_TOKEN: adminToken, GATEWAY_DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', BUS: '' },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -13,7 +13,6 @@ import path from 'node:path';
 import { Client } from 'pg';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 export interface FleetOptions {
   port?: number;
@@ -95,6 +94,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     BUS: 'redis',
+    // One event stream per fleet: fleets sharing this Redis (tests run several at once) never read each other's settles.
+    GATEWAY_BUS_PREFIX: `bus:${new URL(databaseUrl).pathname.slice(1)}:`,
     GATEWAY_ADMIN_TOKEN: adminToken,
     GATEWAY_INTERNAL_TOKEN: internalToken,
     GATEWAY_PUBLIC_URL: process.env.GATEWAY_PUBLIC_URL ?? url(port),
@@ -108,7 +109,9 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const processes: Record<string, ChildProcess> = {};
   const launch = (name: keyof typeof ports) => {
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
-    processes[name] = spawn(TSX, [path.join(ROOT, 'services', name, 'src', 'main.ts')], {
+    // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
+    // the CLI (SIGKILL above all) would leave the service running as an orphan.
+    processes[name] = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
       cwd: ROOT,
       env: { ...common, PORT: String(ports[name]) },
       stdio: ['ignore', out, out],

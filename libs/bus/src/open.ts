@@ -11,6 +11,8 @@ export interface OpenBusOptions {
   redisUrl?: string;
   /** An array, or the comma-separated form of the KAFKA_BROKERS variable. */
   kafkaBrokers?: string[] | string;
+  /** Key prefix of the Redis Streams adapter (GATEWAY_BUS_PREFIX), so gateways sharing a Redis stay apart. */
+  prefix?: string;
   onError?: BusErrorHandler;
   memory?: MemoryBusOptions;
   redis?: RedisBusOptions;
@@ -34,7 +36,7 @@ function openAdapter(opts: OpenBusOptions): EventBus {
       return createMemoryBus({ ...onError, ...opts.memory });
     case 'redis':
       if (!redisUrl) throw new Error('bus: kind "redis" needs a Redis URL (set REDIS_URL)');
-      return createRedisBus(redisUrl, { ...onError, ...opts.redis });
+      return createRedisBus(redisUrl, { ...onError, ...(opts.prefix ? { prefix: opts.prefix } : {}), ...opts.redis });
     case 'kafka':
       if (!brokers.length) throw new Error('bus: kind "kafka" needs at least one broker (set KAFKA_BROKERS, e.g. "kafka-1:9092,kafka-2:9092")');
       return createKafkaBus(brokers, { ...onError, ...opts.kafka });

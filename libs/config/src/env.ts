@@ -12,6 +12,8 @@ const envSchema = z.object({
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
   BUS: z.enum(['kafka', 'redis', 'memory']).optional(),
+  /** Redis Streams key prefix, so several gateways can share one Redis without reading each other's events. */
+  GATEWAY_BUS_PREFIX: z.string().regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -14,7 +14,7 @@ runMain('billing', async () => {
   const internalToken = process.env.GATEWAY_INTERNAL_TOKEN || undefined;
   if (!env.DATABASE_URL) throw Object.assign(new Error('DATABASE_URL: required for the billing service in the fleet'), { name: 'ConfigError' });
   const db = await openServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL });
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS?.split(',') });
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken });
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
 

@@ -27,7 +27,7 @@ export interface EmbeddedGateway {
 export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logger: Logger, opts: { dataDir?: string } = {}): Promise<EmbeddedGateway> {
   const metrics = createMetrics();
   const registry = buildRegistry(config);
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS?.split(',') });
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL) : createMemoryMeter();
   const billingDb = await openServiceDb('billing', billingMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
 

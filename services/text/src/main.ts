@@ -16,7 +16,7 @@ runMain('text', async () => {
   const billingUrl = process.env.BILLING_URL;
   if (!billingUrl) throw Object.assign(new Error('BILLING_URL: required for the text service'), { name: 'ConfigError' });
   const billing = createBillingHttpClient(billingUrl, internalToken);
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS?.split(',') });
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger });
 
   const metrics = createMetrics();
