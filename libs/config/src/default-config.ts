@@ -44,5 +44,31 @@ export const DEFAULT_CONFIG = {
       pricing: { prompt: '0.000002', completion: '0.000008' },
       endpoints: [{ provider: 'sim-primary', model: 'sim-chat-next' }],
     },
+    {
+      id: 'demo/embed-small',
+      name: 'Demo Embed Small',
+      description: 'A simulated embedding model: deterministic unit vectors (16 dimensions unless asked), real billing.',
+      category: 'embedding',
+      status: 'available',
+      pricing: { prompt: '0.00000002' },
+      supported_parameters: ['dimensions', 'encoding_format', 'user'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-embed-small' },
+        { provider: 'sim-backup', model: 'sim-embed-small' },
+      ],
+    },
+    {
+      id: 'demo/rerank-small',
+      name: 'Demo Rerank Small',
+      description: 'A simulated reranker: scores documents by word overlap with the query, deterministically.',
+      category: 'rerank',
+      status: 'available',
+      pricing: { prompt: '0.00000005' },
+      supported_parameters: ['top_n', 'return_documents'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-rerank-small' },
+        { provider: 'sim-backup', model: 'sim-rerank-small' },
+      ],
+    },
   ],
 };

@@ -2,7 +2,7 @@ export type {
   ChatChunk, ChatCompletion, ChatUsage, CallOptions, TextProtocol, EmbeddingProtocol, EmbeddingRequest, EmbeddingResult, RerankProtocol, RerankRequest, RerankResult,
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
-export { countTokens, maxTokensOf } from './tokens';
+export { countTokens, maxTokensOf, warmTokenizer } from './tokens';
 export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';
@@ -10,6 +10,8 @@ import type { ProviderConfig } from '@gateway/config';
 import type { EmbeddingProtocol, RerankProtocol, TextProtocol } from './types';
 import { createOpenAIProtocol } from './openai';
 import { createSimulatedProtocol } from './simulated';
+import { createAnthropicProtocol } from './anthropic';
+import { createCohereProtocol } from './cohere';
 
 type Kind = ProviderConfig['kind'];
 
@@ -25,6 +27,8 @@ export function createProtocols(): Protocols {
   const byKind: Partial<Record<Kind, Partial<TextProtocol & EmbeddingProtocol & RerankProtocol>>> = {
     openai: createOpenAIProtocol(),
     simulated: createSimulatedProtocol(),
+    anthropic: createAnthropicProtocol(),
+    cohere: createCohereProtocol(),
   };
   const has = <K extends string>(kind: Kind, method: K) => {
     const p = byKind[kind] as Record<string, unknown> | undefined;

@@ -30,6 +30,8 @@ export interface ChatChunk {
 export interface CallOptions {
   signal: AbortSignal;
   requestId: string;
+  /** The model's max_output_tokens, for protocols that must always send a limit (the message API). */
+  maxOutputTokens?: number;
 }
 
 /** One upstream protocol: translates the gateway's chat call into the provider's and normalises the answer. */

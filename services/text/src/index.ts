@@ -3,6 +3,10 @@ import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
 import { mountCompletions } from './completions/handler';
+import { mountMessages } from './messages/handler';
+import { mountEmbeddings } from './embeddings/handler';
+import { mountRerank } from './rerank/handler';
+import { mountResponses } from './responses/handler';
 
 export interface TextService {
   /** Keyed text routes under /v1. */
@@ -17,5 +21,9 @@ export function createTextService(deps: SpendDeps): TextService {
   const textDeps = { ...deps, protocolOf: protocols.text };
   mountChatCompletions(router, textDeps);
   mountCompletions(router, textDeps);
+  mountMessages(router, textDeps);
+  mountResponses(router, textDeps);
+  mountEmbeddings(router, { ...deps, protocolOf: protocols.embedding });
+  mountRerank(router, { ...deps, protocolOf: protocols.rerank });
   return { router };
 }

@@ -5,6 +5,7 @@ import { buildRegistry, loadConfig, readEnv } from '@gateway/config';
 import { errorHandler } from '@gateway/errors';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
 import { Circuits } from '@gateway/spend';
+import { warmTokenizer } from '@gateway/upstreams';
 import { createTextService } from './index';
 
 /** Fleet entry: the text routes as their own process; holds over HTTP to billing, settles over the bus. */
@@ -17,6 +18,7 @@ runMain('text', async () => {
   if (!billingUrl) throw Object.assign(new Error('BILLING_URL: required for the text service'), { name: 'ConfigError' });
   const billing = createBillingHttpClient(billingUrl, internalToken);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  warmTokenizer();
   const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger });
 
   const metrics = createMetrics();

@@ -2,10 +2,17 @@ import type { ResolvedModel } from '@gateway/config';
 import { charge } from '@gateway/money';
 import { maxTokensOf } from '@gateway/upstreams';
 
-/** Text shared by every text route's estimate: all the prompt's content, whatever its shape. */
-export function promptText(messages: Array<{ content?: unknown }>): string {
+/**
+ * Everything the upstream reads as prompt: each message's content and earlier tool calls, and the tool
+ * definitions, which models are billed for as input too. Leaving tools out would let a large schema slip past the hold.
+ */
+export function promptText(body: { messages: Array<{ content?: unknown; tool_calls?: unknown }>; tools?: unknown }): string {
   let text = '';
-  for (const m of messages) text += typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+  for (const m of body.messages) {
+    text += typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    if (m.tool_calls) text += JSON.stringify(m.tool_calls);
+  }
+  if (body.tools) text += JSON.stringify(body.tools);
   return text;
 }
 
@@ -26,4 +33,9 @@ export function textCharge(model: ResolvedModel, promptTokens: number, completio
     [completionTokens, model.rates.completion],
     [1, model.rates.request],
   ]);
+}
+
+/** Embeddings and rerank bill their input only (MONEY.md): tokens × prompt price, for the hold and the charge alike. */
+export function inputCharge(model: ResolvedModel, inputTokens: number): bigint {
+  return charge([[inputTokens, model.rates.prompt]]);
 }

@@ -1,57 +1,16 @@
-import { Agent, request } from 'undici';
-import type { ResolvedEndpoint } from '@gateway/config';
-import type { CallOptions, ChatChunk, ChatCompletion, TextProtocol } from '../types';
+import type { ChatChunk, ChatCompletion, EmbeddingProtocol, TextProtocol } from '../types';
 import { UpstreamError, classify } from '../upstream-error';
 import { sseData } from '../sse';
+import { openAIEmbed } from './embed';
+import { createJsonPost } from '../http';
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-
-/**
- * OpenAI-compatible upstreams (`kind: openai`): POST {base_url}/chat/completions with undici.
- * `timeout_ms` bounds the time to the response head, which is when failover is still possible.
- */
-export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): TextProtocol {
-  const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
-
-  async function post(ep: ResolvedEndpoint, body: Record<string, unknown>, opts: CallOptions) {
-    const timeout = ep.provider.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-    const apiKey = ep.provider.api_key_env ? env[ep.provider.api_key_env] : undefined;
-    let res;
-    try {
-      res = await request(`${ep.provider.base_url!.replace(/\/$/, '')}/chat/completions`, {
-        method: 'POST',
-        dispatcher: agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: body.stream ? 'text/event-stream' : 'application/json',
-          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-          'x-request-id': opts.requestId,
-        },
-        body: JSON.stringify({ ...body, model: ep.upstreamModel }),
-        headersTimeout: timeout,
-        // Between body chunks; a stalled stream breaks instead of hanging forever.
-        bodyTimeout: Math.max(timeout, 30_000),
-        signal: opts.signal,
-      });
-    } catch (e) {
-      throw classify(e);
-    }
-    if (res.statusCode >= 400) {
-      const text = await res.body.text().catch(() => '');
-      let message = text.slice(0, 500);
-      try {
-        message = JSON.parse(text)?.error?.message ?? message;
-      } catch {
-        /* not JSON: keep the text */
-      }
-      throw new UpstreamError('status', `upstream answered ${res.statusCode}: ${message}`, res.statusCode);
-    }
-    return res;
-  }
+/** OpenAI-compatible upstreams (`kind: openai`): POST {base_url}/chat/completions and {base_url}/embeddings with undici. */
+export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): TextProtocol & EmbeddingProtocol {
+  const post = createJsonPost({}, env);
 
   return {
     async chat(ep, body, opts) {
-      const res = await post(ep, { ...body, stream: false }, opts);
+      const res = await post(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: false }, opts);
       try {
         const json = (await res.body.json()) as ChatCompletion;
         if (!json || !Array.isArray(json.choices)) throw new UpstreamError('protocol', 'upstream answer has no choices');
@@ -62,7 +21,7 @@ export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): Text
     },
     async chatStream(ep, body, opts) {
       const streamOptions = { ...((body.stream_options as object) ?? {}), include_usage: true };
-      const res = await post(ep, { ...body, stream: true, stream_options: streamOptions }, opts);
+      const res = await post(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: true, stream_options: streamOptions }, opts);
       return (async function* () {
         try {
           for await (const data of sseData(res.body)) {
@@ -83,5 +42,6 @@ export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): Text
         }
       })();
     },
+    embed: openAIEmbed(post),
   };
 }

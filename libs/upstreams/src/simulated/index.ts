@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { ResolvedEndpoint } from '@gateway/config';
-import type { ChatChunk, ChatCompletion, TextProtocol } from '../types';
+import type { ChatChunk, ChatCompletion, EmbeddingProtocol, RerankProtocol, TextProtocol } from '../types';
+import { simulatedEmbed } from './embed';
+import { simulatedRerank } from './rerank';
 
 /**
  * The built-in upstream (`kind: simulated`): answers offline, deterministically (same request, same reply),
@@ -26,7 +28,7 @@ function compose(ep: ResolvedEndpoint, body: Record<string, unknown>) {
   return { promptTokens, words, finish: words.length < reply.length ? 'length' : 'stop', id: `sim-${digest}` };
 }
 
-export function createSimulatedProtocol(): TextProtocol {
+export function createSimulatedProtocol(): TextProtocol & EmbeddingProtocol & RerankProtocol {
   return {
     async chat(ep, body) {
       const { promptTokens, words, finish, id } = compose(ep, body);
@@ -54,5 +56,7 @@ export function createSimulatedProtocol(): TextProtocol {
           usage: { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length } };
       })();
     },
+    embed: simulatedEmbed,
+    rerank: simulatedRerank,
   };
 }

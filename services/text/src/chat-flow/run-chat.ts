@@ -55,7 +55,7 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 }
 
 async function begin(req: Request, deps: TextDeps, call: ChatCall): Promise<PaidCall> {
-  const prompt = promptText(call.body.messages);
+  const prompt = promptText(call.body);
   return PaidCall.begin(deps, {
     ctx: contextOf(req),
     category: 'text',
@@ -66,7 +66,7 @@ async function begin(req: Request, deps: TextDeps, call: ChatCall): Promise<Paid
 }
 
 /** Runs `fn`; anything that escapes after the hold releases it (a no-op once settled). */
-async function guarded<T>(paid: PaidCall, fn: () => Promise<T>): Promise<T> {
+export async function guarded<T>(paid: PaidCall, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
@@ -88,7 +88,7 @@ export async function completeChat(req: Request, deps: TextDeps, call: ChatCall)
 export async function completeChats(
   req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const prompts = bodies.map((b) => ({ text: promptText(b.messages), count: b.messages.length }));
+  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length }));
   const paid = await PaidCall.begin(deps, {
     ctx: contextOf(req),
     category: 'text',
@@ -100,10 +100,10 @@ export async function completeChats(
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> = [];
     for (const body of bodies) {
-      const { result, model } = await paid.call((_m, ep) =>
-        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { signal: new AbortController().signal, requestId }),
+      const { result, model } = await paid.call((m, ep) =>
+        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { signal: new AbortController().signal, requestId, maxOutputTokens: m.config.max_output_tokens }),
       );
-      const u = result.usage ?? { prompt_tokens: countTokens(promptText(body.messages)), completion_tokens: countTokens(contentOf(result)) };
+      const u = result.usage ?? { prompt_tokens: countTokens(promptText(body)), completion_tokens: countTokens(contentOf(result)) };
       answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
     }
     const sum = (f: (a: (typeof answers)[number]) => number) => answers.reduce((n, a) => n + f(a), 0);
@@ -139,8 +139,8 @@ export async function streamChat(req: Request, res: Response, deps: TextDeps, ca
   res.on('close', clientGone);
   try {
     const { result, model } = await guarded(paid, () =>
-      paid.call(async (_m, ep) => {
-        const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: controller.signal, requestId });
+      paid.call(async (m, ep) => {
+        const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: controller.signal, requestId, maxOutputTokens: m.config.max_output_tokens });
         const iterator = chunks[Symbol.asyncIterator]();
         return { iterator, first: await iterator.next() };
       }),
@@ -164,7 +164,7 @@ export async function streamChat(req: Request, res: Response, deps: TextDeps, ca
         if (chunk.choices.length > 0) sink.chunk(chunk);
       }
     } catch (e) {
-      const prompt = countTokens(promptText(call.body.messages));
+      const prompt = countTokens(promptText(call.body));
       const completion = countTokens(delivered);
       if (completion === 0) await paid.release('upstream_unavailable');
       else await paid.settlePartial({ chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' }, 'upstream_unavailable');
@@ -176,7 +176,7 @@ export async function streamChat(req: Request, res: Response, deps: TextDeps, ca
       return;
     }
 
-    const u = reported ?? { prompt_tokens: countTokens(promptText(call.body.messages)), completion_tokens: countTokens(delivered) };
+    const u = reported ?? { prompt_tokens: countTokens(promptText(call.body)), completion_tokens: countTokens(delivered) };
     const cost = await paid.settle({
       chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
       tokensPrompt: u.prompt_tokens,

@@ -1,0 +1,18 @@
+import type { RerankProtocol } from '../types';
+// The JSON-over-HTTP client is shared with openai/ so both classify connect errors, timeouts and statuses alike.
+import { createJsonPost, readJson } from '../http';
+import { cohereRerankBody, readCohereRerank } from './translate';
+
+/**
+ * Cohere-style rerank upstreams (`kind: cohere`): POST {base_url}/rerank with the key from `api_key_env` as a Bearer
+ * token. 429 and 5xx fail over; 400 and 422 are the client's own mistake and do not (see upstream-error.ts).
+ */
+export function createCohereProtocol(env: NodeJS.ProcessEnv = process.env): RerankProtocol {
+  const post = createJsonPost({}, env);
+  return {
+    async rerank(ep, body, opts) {
+      const res = await post(ep, '/rerank', { model: ep.upstreamModel, ...cohereRerankBody(body) }, opts);
+      return readCohereRerank(await readJson(res), body.documents.length);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { Request } from 'express';
+import type { ModelConfig, ModelRegistry, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import { GatewayError } from '@gateway/errors';
+import { contextOf } from '@gateway/service-kit';
+import { PaidCall, type SpendDeps } from '@gateway/spend';
+import type { CallOptions } from '@gateway/upstreams';
+import { guarded } from '../chat-flow/run-chat';
+import { inputCharge } from '../text-pricing';
+
+/**
+ * The flow shared by the routes billed on their input alone (embeddings, rerank): hold on an upper bound of the
+ * input tokens, call with failover, settle on the tokens actually counted. It lives beside embeddings, its first
+ * user; rerank imports it from here.
+ */
+export interface InputBilledDeps<P> extends SpendDeps {
+  /** The capability this route needs, by provider kind; undefined where the kind lacks it. */
+  protocolOf(kind: ProviderConfig['kind']): P | undefined;
+}
+
+export interface InputBilledCall<P, T> {
+  category: Extract<ModelConfig['category'], 'embedding' | 'rerank'>;
+  slug: string;
+  /** For messages: `/v1/embeddings`. */
+  route: string;
+  /** An upper bound of the input's tokens from bytes and lengths, so the hold needs no tokenizer. */
+  maxInputTokens: number;
+  /**
+   * One attempt on one endpoint, including whatever checks the answer: a throw here fails over and charges nothing,
+   * so nothing that could throw after the settle is left for later.
+   */
+  attempt(protocol: P, endpoint: ResolvedEndpoint, opts: CallOptions): Promise<T>;
+  /** The tokens charged for this answer: the upstream's own figure where it gives one, else counted. */
+  inputTokens(result: T): number;
+}
+
+export interface InputBilledOutcome<T> {
+  result: T;
+  model: ResolvedModel;
+  tokens: number;
+  /** The exact charge, a decimal string. */
+  cost: string;
+  requestId: string;
+}
+
+export async function runInputBilled<P, T>(req: Request, deps: InputBilledDeps<P>, call: InputBilledCall<P, T>): Promise<InputBilledOutcome<T>> {
+  refuseOtherCategory(deps.registry, call);
+  const ctx = contextOf(req);
+  const paid = await PaidCall.begin(deps, {
+    ctx,
+    category: call.category,
+    slugs: [call.slug],
+    streamed: false,
+    worstCase: (m) => inputCharge(m, call.maxInputTokens),
+  });
+  return guarded(paid, async () => {
+    const { result, model } = await paid.call(async (_m, ep) => {
+      const protocol = deps.protocolOf(ep.provider.kind);
+      // A provider kind without this capability fails over like any broken endpoint.
+      if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve ${call.category} models`);
+      return call.attempt(protocol, ep, { signal: new AbortController().signal, requestId: ctx.requestId });
+    });
+    const tokens = call.inputTokens(result);
+    const cost = await paid.settle({ chargeNano: inputCharge(model, tokens), tokensPrompt: tokens, tokensCompletion: 0, finishReason: null });
+    return { result, model, tokens, cost, requestId: ctx.requestId };
+  });
+}
+
+/**
+ * The contract wants a model of another category refused as the client's mistake (400) before any hold, where
+ * PaidCall alone would answer 409. A slug that does not exist is left to PaidCall: 409, as on every sync route.
+ */
+function refuseOtherCategory(registry: ModelRegistry, call: Pick<InputBilledCall<unknown, unknown>, 'category' | 'slug' | 'route'>): void {
+  const m = registry.get(call.slug);
+  if (m && m.config.category !== call.category) {
+    throw new GatewayError('invalid_request', `Model ${call.slug} is a ${m.config.category} model; ${call.route} serves ${call.category} models only`);
+  }
+}
+
+/** An upstream's token figure, when it gave a usable one: 0 for a non-empty input means "not counted", not "free". */
+export function reportedTokens(n: number | undefined): number | undefined {
+  return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+}

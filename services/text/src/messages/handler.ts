@@ -1,0 +1,35 @@
+import type { Router } from 'express';
+import { validate } from '@gateway/service-kit';
+import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
+import { sendEvent } from '../chat-flow/sse';
+import { messagesBody } from './schema';
+import { messagesStreamSink } from './stream-sink';
+import { toChatBody, toMessage } from './translate';
+
+/** A quiet upstream (a long first token, a slow tool argument) must not let idle-timeout proxies cut the stream. */
+const PING_INTERVAL_MS = 10_000;
+
+/** POST /v1/messages: the message API over the one chat flow, so every text model answers it. */
+export function mountMessages(r: Router, deps: TextDeps): void {
+  r.post('/v1/messages', async (req, res) => {
+    const body = validate(messagesBody, req.body);
+    const call: ChatCall = { slugs: [body.model], body: toChatBody(body), maxTokens: body.max_tokens, stream: body.stream === true };
+    if (!call.stream) {
+      res.json(toMessage(await completeChat(req, deps, call)));
+      return;
+    }
+    const sink = messagesStreamSink((event, payload) => sendEvent(res, event, payload));
+    let pings: NodeJS.Timeout | undefined;
+    try {
+      await streamChat(req, res, deps, call, {
+        ...sink,
+        start(model, requestId) {
+          sink.start(model, requestId);
+          pings = setInterval(() => sendEvent(res, 'ping', { type: 'ping' }), PING_INTERVAL_MS);
+        },
+      });
+    } finally {
+      clearInterval(pings);
+    }
+  });
+}

@@ -1,0 +1,29 @@
+import type { Router } from 'express';
+import { validate } from '@gateway/service-kit';
+import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
+import { sendEvent } from '../chat-flow/sse';
+import { responsesBody } from './schema';
+import { echoOf, toChatBody } from './translate-request';
+import { fromCompletion } from './translate-response';
+import { responsesSink } from './stream-sink';
+
+/** POST /v1/responses: translated onto the shared chat flow, so every text model answers and is billed the same way. */
+export function mountResponses(r: Router, deps: TextDeps): void {
+  r.post('/v1/responses', async (req, res) => {
+    const body = validate(responsesBody, req.body);
+    const createdAt = Math.floor(Date.now() / 1000);
+    const echo = echoOf(body);
+    const call: ChatCall = {
+      slugs: [body.model],
+      body: toChatBody(body),
+      maxTokens: body.max_output_tokens ?? undefined,
+      stream: body.stream === true,
+    };
+    if (!call.stream) {
+      const { completion, model, usage, requestId } = await completeChat(req, deps, call);
+      res.json(fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
+      return;
+    }
+    await streamChat(req, res, deps, call, responsesSink((type, payload) => sendEvent(res, type, payload), createdAt, echo));
+  });
+}
