@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway, closedHold, generationOf } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 // One token costs 0.001 USD = 1,000,000 nano-USD, so every figure below is a whole number of tokens.
@@ -61,13 +61,8 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
 
   const post = (body: unknown) =>
     fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const holdOf = async (requestId: string | null) => {
-    await settled(gw, acct.accountId);
-    const [h] = await gw.ledger(`SELECT amount::text AS amount, charge::text AS charge, state FROM holds WHERE request_id = $1`, [requestId]);
-    return h;
-  };
-  const generation = async (requestId: string | null) =>
-    (await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${acct.key}` } })).json()).data;
+  const holdOf = (requestId: string | null) => closedHold(gw, acct.accountId, requestId);
+  const generation = (requestId: string | null) => generationOf(gw, acct.key, requestId);
   const lastSent = () => fake.requests[fake.requests.length - 1].body;
 
   it('answers the openai client with its default encoding (base64 under the hood), decoded to the exact floats', async () => {

@@ -1,6 +1,6 @@
 import { countTokens } from '../libs/upstreams/src/tokens';
 import { fakeScore, startFakeCohere, type FakeCohere } from './support/fake-cohere';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway, closedHold, generationOf } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 const COHERE_KEY_ENV = 'E2E_FAKE_COHERE_KEY';
@@ -61,13 +61,8 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
 
   const rerank = (body: unknown) =>
     fetch(`${gw.url}/v1/rerank`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const holdOf = async (requestId: string | null) => {
-    await settled(gw, acct.accountId);
-    const [h] = await gw.ledger(`SELECT amount::text AS amount, charge::text AS charge, state FROM holds WHERE request_id = $1`, [requestId]);
-    return h;
-  };
-  const generation = async (requestId: string | null) =>
-    (await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${acct.key}` } })).json()).data;
+  const holdOf = (requestId: string | null) => closedHold(gw, acct.accountId, requestId);
+  const generation = (requestId: string | null) => generationOf(gw, acct.key, requestId);
   const bytes = (texts: string[]) => texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
   const tokens = (texts: string[]) => texts.reduce((n, t) => n + countTokens(t), 0);
 

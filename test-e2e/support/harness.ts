@@ -145,3 +145,15 @@ export async function settled(gw: TestGateway, accountId: string, timeoutMs = 5_
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A request's hold once it has closed: what was reserved, what was charged, and its state. */
+export async function closedHold(gw: TestGateway, accountId: string, requestId: string | null): Promise<{ amount: string; charge: string; state: string }> {
+  await settled(gw, accountId);
+  const [h] = await gw.ledger(`SELECT amount::text AS amount, charge::text AS charge, state FROM holds WHERE request_id = $1`, [requestId]);
+  return h;
+}
+
+/** GET /v1/generation for a request id, as the caller sees it. */
+export async function generationOf(gw: TestGateway, key: string, requestId: string | null): Promise<any> {
+  return (await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
+}
