@@ -7,11 +7,6 @@ import type { CallOptions } from '@gateway/upstreams';
 import { guarded } from '../chat-flow/run-chat';
 import { inputCharge } from '../text-pricing';
 
-/**
- * The flow shared by the routes billed on their input alone (embeddings, rerank): hold on an upper bound of the
- * input tokens, call with failover, settle on the tokens actually counted. It lives beside embeddings, its first
- * user; rerank imports it from here.
- */
 export interface InputBilledDeps<P> extends SpendDeps {
   /** The capability this route needs, by provider kind; undefined where the kind lacks it. */
   protocolOf(kind: ProviderConfig['kind']): P | undefined;
@@ -42,6 +37,10 @@ export interface InputBilledOutcome<T> {
   requestId: string;
 }
 
+/**
+ * The flow shared by the routes billed on their input alone (embeddings, rerank): hold on an upper bound of the
+ * input tokens, call with failover, settle on the tokens actually counted.
+ */
 export async function runInputBilled<P, T>(req: Request, deps: InputBilledDeps<P>, call: InputBilledCall<P, T>): Promise<InputBilledOutcome<T>> {
   refuseOtherCategory(deps.registry, call);
   const ctx = contextOf(req);
