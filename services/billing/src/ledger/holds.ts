@@ -45,14 +45,14 @@ export function createLedger(db: Db): Ledger {
     db.kind === 'pglite'
       ? batched<PlaceArgs, PlaceRow>(async (all) => {
           const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({ i, id, account, key, request, idem, model, amount, ttl }));
-          return db.query<PlaceRow & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]);
+          return byIndex(await db.query<PlaceRow & { i: number } & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]), all.length);
         }, placeOne)
       : placeOne;
   const close =
     db.kind === 'pglite'
       ? batched<CloseArgs, CloseRow>(async (all) => {
           const json = all.map(([hold, outcome, charge, rec], i) => ({ i, hold, outcome, charge, rec: JSON.parse(rec) }));
-          return db.query<CloseRow & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]);
+          return byIndex(await db.query<CloseRow & { i: number } & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]), all.length);
         }, closeOne)
       : closeOne;
 
@@ -75,6 +75,20 @@ export function createLedger(db: Db): Ledger {
       return { result: row.result, charged: BigInt(row.charged) };
     },
   };
+}
+
+/**
+ * Answers of a batch, put back in call order by their index. Every call must have exactly one answer: anything
+ * else fails the batch, and the batcher then runs each call alone, rather than hand a caller someone else's row.
+ */
+function byIndex<T extends { i: number }>(rows: T[], n: number): T[] {
+  const out: T[] = new Array(n);
+  for (const r of rows) {
+    if (out[r.i] !== undefined) throw new Error(`ledger batch: two answers for call ${r.i}`);
+    out[r.i] = r;
+  }
+  if (rows.length !== n || out.some((r) => r === undefined)) throw new Error('ledger batch: an answer is missing');
+  return out;
 }
 
 interface CloseRow {
