@@ -24,9 +24,12 @@ export async function serve(app: Express, port: number, host: string, logger: Lo
       closing ??= (async () => {
         logger.info({ graceMs }, 'draining');
         const closed = new Promise<void>((r) => server.close(() => r()));
+        // A keep-alive connection whose request finishes during the drain turns idle; close it then, not at the deadline.
         server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
+        clearInterval(idle);
         clearTimeout(timer);
         await onDrained();
         logger.info('drained');

@@ -1,0 +1,99 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
+
+/** The operator contract (spec/operations.md) at the process level: exit codes, start-up messages, SIGTERM. */
+const ROOT = path.resolve(__dirname, '..');
+const MAIN = path.join(ROOT, 'services', 'gateway', 'src', 'main.ts');
+
+function run(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', BUS: '', KAFKA_BROKERS: '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, output: () => out, exited };
+}
+
+async function waitReady(url: string, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  for (let i = 0; i < 120 && !gone; i++) {
+    try {
+      if ((await fetch(`${url}/v1/models`)).ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('gateway did not become ready');
+}
+
+describe('operator contract', () => {
+  let dir: string;
+  let fake: FakeUpstream;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-operator-'));
+    fake = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await fake.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a bad config file with a message naming the field, and exit status 1', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(file, 'providers:\n  - id: p\n    kind: simulated\nmodels:\n  - id: a/b\n    name: B\n    category: text\n    status: available\n    max_output_tokens: 10\n    pricing: { prompt: 0.1 }\n    endpoints: [{ provider: p, model: m }]\n');
+    const p = run({ PORT: '0', GATEWAY_CONFIG: file, GATEWAY_DATA_DIR: path.join(dir, 'd1') });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/models\.0\.pricing\.prompt/);
+  });
+
+  it('refuses a bad environment variable with its name, and exit status 1', async () => {
+    const p = run({ PORT: 'eighty', GATEWAY_DATA_DIR: path.join(dir, 'd2') });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/PORT/);
+  });
+
+  it('prints the demo key and admin token once, then drains an in-flight stream on SIGTERM and exits 0', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const config = path.join(dir, 'ok.json');
+    fs.writeFileSync(config, JSON.stringify({
+      providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],
+      models: [{ id: 'op/slow', name: 'Slow', category: 'text', status: 'available', max_output_tokens: 50, pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'slow-1500' }] }],
+    }));
+    const env = { PORT: String(port), GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'd3') };
+    const url = `http://127.0.0.1:${port}`;
+    const first = run(env);
+    await waitReady(url, first.exited);
+    const key = /Demo API key[^:]*: (sk_live_\w+)/.exec(first.output())?.[1];
+    expect(key).toBeDefined();
+    expect(first.output()).toMatch(/Admin token \(generated, shown once, keep it\): gwadm_\w+/);
+
+    // A request the upstream answers only after 1.5 s, then SIGTERM while it is in flight.
+    const pending = fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'op/slow', messages: [{ role: 'user', content: 'hi' }], stream: true }) });
+    await new Promise((r) => setTimeout(r, 400));
+    first.child.kill('SIGTERM');
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"cost":"0.005"');
+    expect(text.trim().endsWith('data: [DONE]')).toBe(true);
+    expect(await first.exited).toBe(0);
+
+    // Restarted on the same data: nothing printed again, the key still works, and the drained request was settled.
+    const second = run(env);
+    await waitReady(url, second.exited);
+    expect(second.output()).not.toMatch(/Demo API key|Admin token/);
+    const credits = await (await fetch(`${url}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(credits.data).toMatchObject({ total_usage: 0.01, held: 0 });
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 60_000);
+});
