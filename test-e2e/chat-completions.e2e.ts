@@ -131,6 +131,18 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     expect(gen.data).toMatchObject({ attempts: 2, fallback_used: true, status: 'succeeded' });
   });
 
+  it('counts upstream attempts, closed holds and charges in Prometheus metrics', async () => {
+    if (mode !== 'embedded') return; // in the fleet they are on the text service's own port
+    expect((await call({ model: 'test/failover', messages: [{ role: 'user', content: 'ping' }] })).status).toBe(200);
+    await settled(gw, acct.accountId);
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(text).toMatch(/gateway_upstream_attempts_total\{endpoint="fake\/status-500",outcome="status"\} [1-9]/);
+    expect(text).toMatch(/gateway_upstream_attempts_total\{endpoint="fake\/ok",outcome="ok"\} [1-9]/);
+    expect(text).toMatch(/gateway_holds_closed_total\{outcome="settle",status="succeeded"\} [1-9]/);
+    expect(text).toMatch(/gateway_charged_usd_total\{model="test\/failover"\} 0\.\d+/);
+    expect(text).toMatch(/gateway_http_request_duration_seconds_count\{service="edge",route="text",status="200"\} [1-9]/);
+  });
+
   it('tries the models array in turn when the first model is not servable', async () => {
     const r = await call({ model: 'test/soon', models: ['test/ok'], messages: [{ role: 'user', content: 'ping' }] });
     expect(r.status).toBe(200);

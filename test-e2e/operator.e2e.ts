@@ -62,7 +62,7 @@ describe('operator contract', () => {
   });
 
   it('prints the demo key and admin token once, then drains an in-flight stream on SIGTERM and exits 0', async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = 10_000 + Math.floor(Math.random() * 22_000); // below the ephemeral range
     const config = path.join(dir, 'ok.json');
     fs.writeFileSync(config, JSON.stringify({
       providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],

@@ -67,14 +67,23 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-'));
     const configPath = path.join(dir, 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(config));
-    let base = 0;
-    for (let i = 0; i < 20 && !base; i++) {
-      const candidate = 20_000 + Math.floor(Math.random() * 30_000);
-      if (await portsFree(candidate, 4)) base = candidate;
-    }
     const dbUrl = new URL(PG_URL);
-    dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
-    const fleet = await startFleet({ port: base || (await freePort()), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+    // Ports below Linux's ephemeral range (32768+), where outgoing connections take theirs. A port can still be
+    // taken between the check and the listen (another test's fleet), so a failed start is retried elsewhere.
+    let fleet: Awaited<ReturnType<typeof startFleet>> | undefined;
+    for (let attempt = 1; !fleet; attempt++) {
+      let base = 0;
+      for (let i = 0; i < 20 && !base; i++) {
+        const candidate = 10_000 + Math.floor(Math.random() * 22_000);
+        if (await portsFree(candidate, 4)) base = candidate;
+      }
+      dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
+      try {
+        fleet = await startFleet({ port: base || (await freePort()), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
     ledger = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;

@@ -5,6 +5,8 @@ export interface Metrics {
   httpDuration: client.Histogram<'service' | 'route' | 'status'>;
   counter(name: string, help: string, labels: string[]): client.Counter<string>;
   histogram(name: string, help: string, labels: string[], buckets?: number[]): client.Histogram<string>;
+  /** A gauge read at scrape time: `read` returns the current value per label set. */
+  gauge(name: string, help: string, labels: string[], read: () => Array<[Record<string, string>, number]>): void;
 }
 
 /** One registry per process; in the embedded gateway every service shares it, so names carry no service prefix. */
@@ -24,6 +26,16 @@ export function createMetrics(): Metrics {
     counter(name, help, labels) {
       if (!made.has(name)) made.set(name, new client.Counter({ name, help, labelNames: labels, registers: [registry] }));
       return made.get(name) as client.Counter<string>;
+    },
+    gauge(name, help, labels, read) {
+      if (made.has(name)) return;
+      made.set(name, new client.Gauge({
+        name, help, labelNames: labels, registers: [registry],
+        collect() {
+          this.reset();
+          for (const [l, v] of read()) this.set(l, v);
+        },
+      }));
     },
     histogram(name, help, labels, buckets) {
       if (!made.has(name)) made.set(name, new client.Histogram({ name, help, labelNames: labels, buckets, registers: [registry] }));

@@ -4,7 +4,7 @@ import type { ModelConfig, ModelRegistry, ResolvedEndpoint, ResolvedModel } from
 import { GatewayError } from '@gateway/errors';
 import { EVENT_TYPES, TOPICS, type HoldClose, type UsageRecord } from '@gateway/events';
 import { formatUsd } from '@gateway/money';
-import type { Logger, RequestContext } from '@gateway/service-kit';
+import type { Logger, Metrics, RequestContext } from '@gateway/service-kit';
 import { UpstreamError, classify } from '@gateway/upstreams';
 import type { Circuits } from './circuits';
 
@@ -14,6 +14,8 @@ export interface SpendDeps {
   bus: EventBus;
   circuits: Circuits;
   logger: Logger;
+  /** Prometheus counters of attempts, closes and charges; absent in unit tests. */
+  metrics?: Metrics;
   /** How long a synchronous hold may stay open before the sweeper releases it. */
   holdTtlMs?: number;
 }
@@ -92,10 +94,12 @@ export class PaidCall {
           const result = await attempt(model, endpoint);
           this.firstByteAt = Date.now();
           this.deps.circuits.success(endpoint.key);
+          this.count('attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
           return { result, model, endpoint };
         } catch (e) {
           const err = classify(e);
+          this.count('attempt', { endpoint: endpoint.key, outcome: err.clientFault ? 'client_error' : err.kind });
           if (err.clientFault) {
             await this.release('invalid_request');
             throw new GatewayError('invalid_request', `The model refused the request: ${err.message}`);
@@ -111,6 +115,13 @@ export class PaidCall {
       'upstream_unavailable',
       last ? `Every upstream for this model failed (${this.attempts} attempt${this.attempts === 1 ? '' : 's'}); nothing was charged` : 'No upstream is healthy for this model right now; nothing was charged',
     );
+  }
+
+  private count(name: keyof typeof COUNTERS, labels: Record<string, string>, by = 1): void {
+    const m = this.deps.metrics;
+    if (!m) return;
+    const [metric, help, labelNames] = COUNTERS[name];
+    m.counter(metric, help, [...labelNames]).inc(labels, by);
   }
 
   /** Marks the first byte of a stream, for the latency figure. */
@@ -164,6 +175,8 @@ export class PaidCall {
   ): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.count('close', { outcome, status: rec.status });
+    if (charge > 0n) this.count('charge', { model: (this.answeredBy ?? this.candidates[0]).config.id }, Number(charge) / 1e9);
     const now = Date.now();
     const started = this.spec.ctx.startedAt;
     const record: UsageRecord = {
@@ -199,6 +212,13 @@ export class PaidCall {
     }
   }
 }
+
+const COUNTERS = {
+  attempt: ['gateway_upstream_attempts_total', 'Upstream attempts by endpoint and outcome', ['endpoint', 'outcome']],
+  close: ['gateway_holds_closed_total', 'Holds settled or released, by outcome and request status', ['outcome', 'status']],
+  // A float is fine for a dashboard; the ledger itself never sees this figure.
+  charge: ['gateway_charged_usd_total', 'USD charged, by model (for dashboards; the ledger is the record)', ['model']],
+} as const;
 
 function resolveCandidates(deps: SpendDeps, spec: PaidCallSpec): ResolvedModel[] {
   const seen = new Set<string>();

@@ -37,7 +37,7 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
   });
   const demo = await ensureDemoAccount(billingDb);
-  const text = createTextService({ registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }) });
+  const text = createTextService({ registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics });
   const catalogue = createCatalogueService(registry);
   const edge = createEdge({
     billing: billing.port,

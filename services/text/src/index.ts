@@ -18,6 +18,9 @@ export function createTextService(deps: SpendDeps): TextService {
   const router = Router();
   router.use(express.json({ limit: '8mb' }));
   const protocols = createProtocols();
+  deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
+    deps.circuits.snapshot().filter((c) => c.state !== 'closed').map((c) => [{ endpoint: c.endpoint }, c.state === 'open' ? 1 : 0.5]),
+  );
   const textDeps = { ...deps, protocolOf: protocols.text };
   mountChatCompletions(router, textDeps);
   mountCompletions(router, textDeps);

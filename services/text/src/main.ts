@@ -19,9 +19,9 @@ runMain('text', async () => {
   const billing = createBillingHttpClient(billingUrl, internalToken);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   warmTokenizer();
-  const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger });
-
   const metrics = createMetrics();
+  const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics });
+
   const app = createServiceApp({ service: 'text', logger, metrics, ready: async () => { await billing.ping(); await bus.ping(); } });
   app.use(requireInternalToken(internalToken));
   app.use(text.router);
