@@ -5,8 +5,8 @@ import type { BusErrorContext } from './errors';
 import { createMemoryBus } from './memory';
 import { createRedisBus } from './redis-streams';
 import { createKafkaBus } from './kafka';
-import { pause, waitFor, within } from './test-support';
-import { REDIS_ENABLED, REDIS_URL } from './test-redis';
+import { pause, waitFor, within } from '@gateway/testing';
+import { REDIS_ENABLED, REDIS_URL } from '@gateway/testing';
 
 const RUN = randomUUID().slice(0, 8);
 const REDIS_PREFIX = `bus-test:${RUN}:`;

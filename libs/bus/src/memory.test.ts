@@ -1,7 +1,7 @@
 import type { BusEvent, EventBus } from './port';
 import type { BusErrorContext } from './errors';
 import { createMemoryBus, type MemoryBusOptions } from './memory';
-import { pause, waitFor } from './test-support';
+import { pause, waitFor } from '@gateway/testing';
 
 let n = 0;
 const ev = (key: string, data: unknown = null): BusEvent => ({ id: `e${++n}`, type: 't.v1', key, data });

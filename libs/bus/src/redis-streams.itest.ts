@@ -3,8 +3,8 @@ import Redis from 'ioredis';
 import type { BusEvent, EventBus } from './port';
 import type { BusErrorContext } from './errors';
 import { createRedisBus, type RedisBusOptions } from './redis-streams';
-import { pause, waitFor, within } from './test-support';
-import { REDIS_ENABLED, REDIS_URL } from './test-redis';
+import { pause, waitFor, within } from '@gateway/testing';
+import { REDIS_ENABLED, REDIS_URL } from '@gateway/testing';
 
 /** What only the Redis adapter does: the claim loop, dead-lettering, trimming, and its housekeeping. */
 (REDIS_ENABLED ? describe : describe.skip)('redis streams bus', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { createRedisMeter } from './redis';
 import type { RateMeter } from './port';
-import { REDIS_ENABLED, REDIS_URL, within } from './test-redis';
+import { REDIS_ENABLED, REDIS_URL, within } from '@gateway/testing';
 
 (REDIS_ENABLED ? describe : describe.skip)('redis meter', () => {
   const prefix = `rl-test:${randomUUID().slice(0, 8)}:`;

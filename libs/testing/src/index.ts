@@ -1,12 +1,15 @@
+/** Helpers shared by the test suites only (never imported by product code). */
 import { execFileSync } from 'node:child_process';
 
-/** Shared by the integration tests only; lives in src so the type-check covers it. */
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-/** In CI a missing Redis is a broken pipeline, so the suite runs and fails instead of skipping. */
+/** In CI a missing Redis is a broken pipeline, so the suites run and fail instead of skipping. */
 export const IN_CI = !['', '0', 'false'].includes((process.env.CI ?? '').trim().toLowerCase());
 
-/** Synchronous because jest picks describe or describe.skip while collecting, before any async hook runs. */
+/**
+ * Synchronous because jest decides between describe and describe.skip while collecting tests, before any
+ * async hook can run. A TCP connect is enough: a wrong server answers the first command with an error.
+ */
 export function redisReachable(url = REDIS_URL): boolean {
   const { hostname, port } = new URL(url);
   const probe = `require('net').connect(${Number(port) || 6379}, ${JSON.stringify(hostname.replace(/^\[|\]$/g, '') || '127.0.0.1')})
@@ -21,7 +24,18 @@ export function redisReachable(url = REDIS_URL): boolean {
 
 export const REDIS_ENABLED = IN_CI || redisReachable();
 
-/** Fails with the reason instead of letting every test time out against an absent server. */
+/** Polls `check` until it holds, failing with what was awaited. */
+export async function waitFor(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Fails the suite with the reason instead of letting every test time out against an absent server. */
 export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
