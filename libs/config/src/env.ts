@@ -14,6 +14,8 @@ const envSchema = z.object({
   BUS: z.enum(['kafka', 'redis', 'memory']).optional(),
   /** Redis Streams key prefix, so several gateways can share one Redis without reading each other's events. */
   GATEWAY_BUS_PREFIX: z.string().regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only').optional(),
+  /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */
+  TRUST_PROXY: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -64,6 +64,8 @@ export const configSchema = z
     limits: z
       .strictObject({
         rate_limit: rateLimitSchema.default({ requests: 600, interval: '60s' }),
+        /** Addition: public routes (no key) are metered per client address. */
+        public_rate_limit: rateLimitSchema.default({ requests: 1200, interval: '60s' }),
         job_concurrency: z.number().int().positive().default(10),
       })
       .prefault({}),

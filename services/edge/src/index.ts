@@ -4,7 +4,7 @@ import { GatewayError, errorHandler } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
 import { INTERNAL, createServiceApp, type Logger, type Metrics } from '@gateway/service-kit';
 import { KeyCache } from './auth/key-cache';
-import { authenticate } from './auth/authenticate';
+import { authenticate, meterRequest } from './auth/authenticate';
 import { assignRequestId } from './request-id';
 import { keyedOwner, publicOwner, type ServiceName } from './routes';
 
@@ -24,12 +24,17 @@ export interface EdgeDeps {
   keyCacheTtlMs?: number;
   /** Readiness of everything behind the edge. */
   ready: () => Promise<void>;
+  /** Express's `trust proxy` setting, when the edge runs behind a load balancer that sets X-Forwarded-For. */
+  trustProxy?: string;
+  /** The meter of public routes, per client address; none means unmetered. */
+  publicRateLimit?: { requests: number; intervalMs: number };
 }
 
 /** The public listener: request id, auth, rate meter and headers, then the owning service. */
 export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
   const app = createServiceApp({ service: 'edge', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
   app.set('query parser', 'simple');
+  if (deps.trustProxy) app.set('trust proxy', deps.trustProxy);
   const keys = new KeyCache(deps.billing, deps.keyCacheTtlMs);
   const auth = authenticate(keys, deps.meter, deps.internalToken);
   const route = (name: ServiceName): RequestHandler => deps.services[name];
@@ -52,7 +57,9 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
     const pub = publicOwner(path);
     if (pub && req.method === 'GET') {
       if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
-      return route(pub)(req, res, next);
+      if (!deps.publicRateLimit) return route(pub)(req, res, next);
+      // Behind a proxy every client shares its address; `trust proxy` (TRUST_PROXY) makes req.ip the client's.
+      return meterRequest(deps.meter, res, `ip:${req.ip}`, deps.publicRateLimit).then(() => route(pub)(req, res, next), next);
     }
     auth(req, res, (err?: unknown) => {
       if (err) return next(err);

@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
-import { readEnv } from '@gateway/config';
+import { loadConfig, parseDuration, readEnv } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createLogger, createMetrics, runMain, serve } from '@gateway/service-kit';
 import { createEdge } from './index';
@@ -16,6 +16,7 @@ function required(name: string): string {
 runMain('edge', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const logger = createLogger('edge', env.LOG_LEVEL);
+  const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
   const internalToken = process.env.GATEWAY_INTERNAL_TOKEN || undefined;
   const billingUrl = required('BILLING_URL');
   const billing = createBillingHttpClient(billingUrl, internalToken);
@@ -30,6 +31,8 @@ runMain('edge', async () => {
     admin: toBilling,
     internalToken,
     ready: () => billing.ping(),
+    publicRateLimit: { requests: publicRate.requests, intervalMs: parseDuration(publicRate.interval) },
+    trustProxy: env.TRUST_PROXY,
   });
   const served = await serve(app, env.PORT, env.HOST, logger, async () => {
     await meter.close();

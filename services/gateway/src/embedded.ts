@@ -1,7 +1,7 @@
 import { createBillingService, ensureDemoAccount, migrations as billingMigrations } from '@gateway/billing';
 import { openBus } from '@gateway/bus';
 import { createCatalogueService } from '@gateway/catalogue';
-import { buildRegistry, type GatewayConfig, type GatewayEnv } from '@gateway/config';
+import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
 import { openServiceDb, type Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
@@ -47,6 +47,8 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
     services: { billing: billing.publicRouter, text: text.router, catalogue: catalogue.router },
     admin: billing.adminRouter,
     ready: billing.ready,
+    publicRateLimit: rateOf(config.limits.public_rate_limit),
+    trustProxy: env.TRUST_PROXY,
   });
   keys = edge.keys;
   await billing.start();
@@ -67,3 +69,5 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
     stop: () => served.shutdown(),
   };
 }
+
+const rateOf = (r: { requests: number; interval: string }) => ({ requests: r.requests, intervalMs: parseDuration(r.interval) });

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
+import type { Response } from 'express';
 import { INTERNAL } from '@gateway/service-kit';
 import { extractKey } from './extract-key';
 import type { KeyCache } from './key-cache';
@@ -18,15 +19,7 @@ export function authenticate(keys: KeyCache, meter: RateMeter, internalToken: st
       const identity = await keys.verify(raw);
       if (!identity) throw new GatewayError('invalid_api_key', 'Invalid API key: unknown, revoked or expired');
 
-      const m = await meter.hit(identity.accountId, identity.rateLimit.requests, identity.rateLimit.intervalMs);
-      res.setHeader('x-ratelimit-limit', String(m.limit));
-      res.setHeader('x-ratelimit-remaining', String(m.remaining));
-      res.setHeader('x-ratelimit-reset', String(m.resetAt));
-      if (!m.allowed) {
-        throw new GatewayError('rate_limited', `Rate limit of ${m.limit} requests exceeded; retry in ${m.retryAfter} s`, {
-          headers: { 'retry-after': String(m.retryAfter), 'x-gateway-limit-type': 'requests' },
-        });
-      }
+      await meterRequest(meter, res, identity.accountId, identity.rateLimit);
       req.headers[INTERNAL.accountId] = identity.accountId;
       req.headers[INTERNAL.keyId] = identity.keyId;
       if (internalToken) req.headers[INTERNAL.token] = internalToken;
@@ -35,4 +28,20 @@ export function authenticate(keys: KeyCache, meter: RateMeter, internalToken: st
       next(e);
     }
   };
+}
+
+/**
+ * Counts one request against a meter (refused ones too), sets the rate headers, and refuses past the limit with
+ * 429 rate_limited. Keyed routes meter the account; public routes the client address.
+ */
+export async function meterRequest(meter: RateMeter, res: Response, key: string, rate: { requests: number; intervalMs: number }): Promise<void> {
+  const m = await meter.hit(key, rate.requests, rate.intervalMs);
+  res.setHeader('x-ratelimit-limit', String(m.limit));
+  res.setHeader('x-ratelimit-remaining', String(m.remaining));
+  res.setHeader('x-ratelimit-reset', String(m.resetAt));
+  if (!m.allowed) {
+    throw new GatewayError('rate_limited', `Rate limit of ${m.limit} requests exceeded; retry in ${m.retryAfter} s`, {
+      headers: { 'retry-after': String(m.retryAfter), 'x-gateway-limit-type': 'requests' },
+    });
+  }
 }

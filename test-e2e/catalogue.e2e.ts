@@ -1,0 +1,77 @@
+import { startGateway, type Mode, type TestGateway } from './support/harness';
+
+const config = {
+  providers: [{ id: 'sim', kind: 'simulated' }],
+  models: [
+    { id: 'cat/chat', name: 'Chat', description: 'A chat model', category: 'text', status: 'available', context_length: 8192, max_output_tokens: 512,
+      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0' }, supported_parameters: ['max_tokens', 'tools'], endpoints: [{ provider: 'sim', model: 's' }] },
+    { id: 'cat/next', name: 'Next', category: 'text', status: 'coming_soon', context_length: 8192, max_output_tokens: 512,
+      pricing: { prompt: '0.000001' }, unit: '1M tokens', price: 1, endpoints: [{ provider: 'sim', model: 's' }] },
+    { id: 'cat/embed', name: 'Embed', category: 'embedding', status: 'available', pricing: { prompt: '0.00000002' }, endpoints: [{ provider: 'sim', model: 'e' }] },
+  ],
+  limits: { public_rate_limit: { requests: 40, interval: '60s' } },
+};
+
+describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through the %s gateway', (mode) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway(mode, config);
+  }, 90_000);
+  afterAll(async () => {
+    await gw?.stop();
+  });
+  const get = async (p: string) => {
+    const r = await fetch(`${gw.url}${p}`);
+    return { status: r.status, headers: r.headers, json: await r.json() };
+  };
+
+  it('lists every model with the listing fields, without a key', async () => {
+    const { status, json, headers } = await get('/v1/models');
+    expect(status).toBe(200);
+    expect(headers.get('cache-control')).toMatch(/max-age/);
+    expect(json.data).toHaveLength(3);
+    expect(json.data[0]).toEqual({
+      id: 'cat/chat', canonical_slug: 'cat/chat', name: 'Chat', description: 'A chat model', category: 'text', status: 'available',
+      unit: '1M tokens', price: 2.5, context_length: 8192,
+      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null }, supported_parameters: ['max_tokens', 'tools'],
+    });
+    expect(json.data[1]).toMatchObject({ id: 'cat/next', status: 'coming_soon', unit: '1M tokens', price: 1 });
+    expect(json.data[2].context_length).toBeUndefined(); // text models only
+    expect((await get('/v1/models/user')).json).toEqual(json);
+  });
+
+  it('counts available models only', async () => {
+    expect((await get('/v1/models/count')).json).toEqual({ data: { count: 2 } });
+  });
+
+  it('describes one model, and answers 404 model_unavailable for an unknown slug', async () => {
+    const { json } = await get('/v1/model/cat/chat');
+    expect(json.data).toMatchObject({
+      id: 'cat/chat',
+      architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'], tokenizer: 'o200k_base', instruct_type: null },
+      alias_target: null, reasoning: { supported: false }, discount: 0,
+    });
+    const missing = await get('/v1/model/cat/nothing');
+    expect(missing.status).toBe(404);
+    expect(missing.json.error).toMatchObject({ code: 'model_unavailable', request_id: expect.stringMatching(/^req_/) });
+  });
+
+  it('narrows listings per category with total_count, without canonical_slug or context_length', async () => {
+    const { json } = await get('/v1/embeddings/models');
+    expect(json.total_count).toBe(1);
+    expect(json.data[0].id).toBe('cat/embed');
+    expect(json.data[0].canonical_slug).toBeUndefined();
+    expect((await get('/v1/images/models')).json).toEqual({ data: [], total_count: 0 });
+    expect((await get('/v1/videos/models')).json).toEqual({ data: [], total_count: 0 });
+  });
+
+  it('meters public routes per client address: rate headers, then 429 with Retry-After', async () => {
+    let last = await get('/v1/models/count');
+    expect(last.headers.get('x-ratelimit-limit')).toBe('40');
+    for (let i = 0; i < 45 && last.status === 200; i++) last = await get('/v1/models/count');
+    expect(last.status).toBe(429);
+    expect(last.json.error.code).toBe('rate_limited');
+    expect(last.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(last.headers.get('x-gateway-limit-type')).toBe('requests');
+  });
+});
