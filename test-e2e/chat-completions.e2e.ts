@@ -311,6 +311,28 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     await settled(gw, acct.accountId);
   });
 
+  it('releases the hold when the client leaves before the first byte, and blames no endpoint', async () => {
+    const who = await gw.account(1);
+    const controller = new AbortController();
+    const pending = call({ model: 'test/slow', messages: [{ role: 'user', content: 'ping' }], stream: true }, who.key, {}).catch(() => undefined);
+    void pending;
+    const aborted = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', signal: controller.signal,
+      headers: { authorization: `Bearer ${who.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/slow', messages: [{ role: 'user', content: 'leaving' }], stream: true }),
+    }).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 250));
+    controller.abort();
+    await aborted;
+    await pending;
+    await settled(gw, who.accountId);
+    const rows = await gw.ledger(
+      `SELECT h.state, u.error_code FROM holds h JOIN usage_records u ON u.hold_id = h.id WHERE h.account_id = $1 ORDER BY u.error_code NULLS FIRST`,
+      [who.accountId],
+    );
+    expect(rows).toEqual([{ state: 'settled', error_code: null }, { state: 'released', error_code: 'client_closed' }]);
+  });
+
   it('never overspends: 50 concurrent requests against a small balance', async () => {
     const small = await gw.account(1);
     const results = await Promise.all(

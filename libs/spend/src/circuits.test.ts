@@ -22,6 +22,18 @@ describe('Circuits', () => {
     expect(c.snapshot()).toEqual([]);
   });
 
+  it('hands back a half-open trial that was abandoned, without counting it either way', () => {
+    let now = 0;
+    const c = new Circuits(1, 1000, () => now);
+    c.failure('a');
+    now = 1000;
+    expect(c.allow('a')).toBe(true);
+    expect(c.allow('a')).toBe(false);
+    c.abandon('a');
+    expect(c.allow('a')).toBe(true);
+    expect(c.snapshot()[0].consecutiveFailures).toBe(1);
+  });
+
   it('a success resets the count', () => {
     const c = new Circuits(2, 1000, () => 0);
     c.failure('a');

@@ -33,6 +33,12 @@ export class Circuits {
     return !c || c.openedAt === null || (!c.trial && this.now() - c.openedAt >= this.openMs);
   }
 
+  /** An attempt that said nothing about the endpoint (the client left): hand back a claimed trial, count nothing. */
+  abandon(endpoint: string): void {
+    const c = this.byEndpoint.get(endpoint);
+    if (c) c.trial = false;
+  }
+
   success(endpoint: string): void {
     this.byEndpoint.delete(endpoint);
   }

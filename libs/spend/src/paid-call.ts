@@ -84,7 +84,7 @@ export class PaidCall {
    * Tries each candidate's endpoints in order. An endpoint that fails before answering (connect error, timeout,
    * 429, 5xx) hands over to the next; the client's own 4xx stops the search. On total failure the hold is released.
    */
-  async call<T>(attempt: (model: ResolvedModel, endpoint: ResolvedEndpoint) => Promise<T>): Promise<Answer<T>> {
+  async call<T>(attempt: (model: ResolvedModel, endpoint: ResolvedEndpoint) => Promise<T>, clientSignal?: AbortSignal): Promise<Answer<T>> {
     let last: UpstreamError | undefined;
     for (const model of this.candidates) {
       for (const endpoint of model.endpoints) {
@@ -92,12 +92,19 @@ export class PaidCall {
         this.attempts += 1;
         try {
           const result = await attempt(model, endpoint);
+          if (clientSignal?.aborted) throw clientSignal.reason;
           this.firstByteAt = Date.now();
           this.deps.circuits.success(endpoint.key);
           this.count('attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
           return { result, model, endpoint };
         } catch (e) {
+          if (clientSignal?.aborted) {
+            // The client hung up: not the endpoint's fault, so no circuit counts it and no other endpoint is tried.
+            this.deps.circuits.abandon(endpoint.key);
+            await this.release('client_closed');
+            throw new GatewayError('upstream_unavailable', 'The client closed the request before the answer began');
+          }
           const err = classify(e);
           this.count('attempt', { endpoint: endpoint.key, outcome: err.clientFault ? 'client_error' : err.kind });
           if (err.clientFault) {

@@ -19,6 +19,12 @@ export function proxyTo(target: string): RequestHandler {
     xfwd: true,
     proxyTimeout: 15 * 60_000,
     on: {
+      proxyReq(proxyReq, _req, res) {
+        // A client that leaves must reach the service: it stops the upstream call and bills only what was delivered.
+        res.once('close', () => {
+          if (!res.writableFinished) proxyReq.destroy();
+        });
+      },
       error(_err, req, res) {
         const id = String((req.headers as Record<string, unknown>)[INTERNAL.requestId] ?? '');
         const body = JSON.stringify(errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id));

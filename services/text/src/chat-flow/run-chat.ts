@@ -143,7 +143,7 @@ export async function streamChat(req: Request, res: Response, deps: TextDeps, ca
         const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: controller.signal, requestId, maxOutputTokens: m.config.max_output_tokens });
         const iterator = chunks[Symbol.asyncIterator]();
         return { iterator, first: await iterator.next() };
-      }),
+      }, controller.signal),
     );
     paid.markFirstByte();
     openSse(res);
