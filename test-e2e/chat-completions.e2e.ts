@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { testConfig } from './support/config';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 
@@ -11,20 +11,9 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   let acct: { accountId: string; key: string; keyId: string };
   let client: OpenAI;
 
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    gw = await startGateway(mode, testConfig(fake.url));
-    acct = await gw.account(50);
+  useGatewaySuite(mode, { upstreams: startFakeOpenAI, config: (f) => testConfig(f.url), credits: 50 }, (s) => {
+    ({ upstreams: fake, gw, acct } = s);
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  }, 90_000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await fake?.close();
-  });
-
-  afterEach(async () => {
-    if (gw) await expectLedgerInvariants(gw);
   });
 
   const call = (body: unknown, key = acct.key, headers: Record<string, string> = {}) =>

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 
@@ -24,19 +24,9 @@ describe.each(modes)('POST /v1/completions through the %s gateway', (mode) => {
   let acct: { accountId: string; key: string };
   let client: OpenAI;
 
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    gw = await startGateway(mode, config(fake.url));
-    acct = await gw.account(20);
+  useGatewaySuite(mode, { upstreams: startFakeOpenAI, config: (f) => config(f.url), credits: 20 }, (s) => {
+    ({ upstreams: fake, gw, acct } = s);
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  }, 90_000);
-  afterAll(async () => {
-    await gw?.stop();
-    await fake?.close();
-  });
-  afterEach(async () => {
-    await settled(gw, acct.accountId);
-    await expectLedgerInvariants(gw);
   });
 
   it('wraps the prompt as one user message and unwraps the reply to text', async () => {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway, closedHold, generationOf } from './support/harness';
+import { settled, type Mode, type TestGateway, closedHold, generationOf, useGatewaySuite } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 // One token costs 0.001 USD = 1,000,000 nano-USD, so every figure below is a whole number of tokens.
@@ -43,20 +43,9 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
   let acct: { accountId: string; key: string; keyId: string };
   let client: OpenAI;
 
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    gw = await startGateway(mode, embeddingsConfig(fake.url));
-    acct = await gw.account(50);
+  useGatewaySuite(mode, { upstreams: startFakeOpenAI, config: (f) => embeddingsConfig(f.url), credits: 50 }, (s) => {
+    ({ upstreams: fake, gw, acct } = s);
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  }, 90_000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await fake?.close();
-  });
-
-  afterEach(async () => {
-    if (gw) await expectLedgerInvariants(gw);
   });
 
   const post = (body: unknown) =>

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from './support/fake-anthropic';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { expectLedgerInvariants, settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 const KEY_ENV = 'GW_E2E_ANTHROPIC_KEY';
 
@@ -60,24 +60,13 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/messages through the %s
   let acct: { accountId: string; key: string };
   let client: Anthropic;
 
-  beforeAll(async () => {
+  const upstreams = async () => {
     process.env[KEY_ENV] = FAKE_ANTHROPIC_KEY;
-    [anth, oai] = await Promise.all([startFakeAnthropic(), startFakeOpenAI()]);
-    gw = await startGateway(mode, messagesConfig(anth.url, oai.url));
-    acct = await gw.account(50);
+    return Promise.all([startFakeAnthropic(), startFakeOpenAI()]);
+  };
+  useGatewaySuite(mode, { upstreams, config: ([a, o]) => messagesConfig(a.url, o.url), credits: 50 }, (s) => {
+    ({ upstreams: [anth, oai], gw, acct } = s);
     client = new Anthropic({ apiKey: acct.key, baseURL: gw.url, maxRetries: 0 });
-  }, 90_000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await Promise.all([anth?.close(), oai?.close()]);
-  });
-
-  afterEach(async () => {
-    if (gw) {
-      await settled(gw, acct.accountId);
-      await expectLedgerInvariants(gw);
-    }
   });
 
   // The SDK sends its key as a Bearer token; raw calls use the message API's own header, x-api-key.

@@ -1,6 +1,6 @@
 import { countTokens } from '../libs/upstreams/src/tokens';
 import { fakeScore, startFakeCohere, type FakeCohere } from './support/fake-cohere';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway, closedHold, generationOf } from './support/harness';
+import { settled, type Mode, type TestGateway, closedHold, generationOf, useGatewaySuite } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 const COHERE_KEY_ENV = 'E2E_FAKE_COHERE_KEY';
@@ -42,21 +42,15 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
   let gw: TestGateway;
   let acct: { accountId: string; key: string; keyId: string };
 
-  beforeAll(async () => {
+  const upstreams = async () => {
     process.env[COHERE_KEY_ENV] = 'co-test-key';
-    fake = await startFakeCohere();
-    gw = await startGateway(mode, rerankConfig(fake.url));
-    acct = await gw.account(50);
-  }, 90_000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await fake?.close();
-    delete process.env[COHERE_KEY_ENV];
+    return startFakeCohere();
+  };
+  useGatewaySuite(mode, { upstreams, config: (f) => rerankConfig(f.url), credits: 50 }, (s) => {
+    ({ upstreams: fake, gw, acct } = s);
   });
-
-  afterEach(async () => {
-    if (gw) await expectLedgerInvariants(gw);
+  afterAll(() => {
+    delete process.env[COHERE_KEY_ENV];
   });
 
   const rerank = (body: unknown) =>

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { expectLedgerInvariants, settled, startGateway, type Mode, type TestGateway } from './support/harness';
+import { settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 /** This file's own catalogue: one model per behaviour, so a failing endpoint here opens no circuit elsewhere. */
 function config(fakeUrl: string) {
@@ -36,23 +36,9 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
   let acct: { accountId: string; key: string; keyId: string };
   let client: OpenAI;
 
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    gw = await startGateway(mode, config(fake.url));
-    acct = await gw.account(50);
+  useGatewaySuite(mode, { upstreams: startFakeOpenAI, config: (f) => config(f.url), credits: 50 }, (s) => {
+    ({ upstreams: fake, gw, acct } = s);
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  }, 90_000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await fake?.close();
-  });
-
-  afterEach(async () => {
-    if (gw) {
-      await settled(gw, acct.accountId);
-      await expectLedgerInvariants(gw);
-    }
   });
 
   const post = (body: unknown) =>

@@ -166,3 +166,42 @@ export async function closedHold(gw: TestGateway, accountId: string, requestId: 
 export async function generationOf(gw: TestGateway, key: string, requestId: string | null): Promise<any> {
   return (await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
 }
+
+type Closable = { close(): Promise<void> };
+
+export interface Suite<U> {
+  /** The fake upstreams the suite started (one, or a tuple). */
+  upstreams: U;
+  gw: TestGateway;
+  /** A funded account with one key. */
+  acct: { accountId: string; key: string; keyId: string };
+}
+
+/**
+ * The lifecycle every route's e2e suite shares: start the fake upstreams and the gateway in `mode`, fund an
+ * account, hand them to `bind`; after each test wait for settles and check the ledger's invariants; stop all after.
+ */
+export function useGatewaySuite<U extends Closable | Closable[]>(
+  mode: Mode,
+  opts: { upstreams: () => Promise<U>; config: (upstreams: U) => unknown; credits: number | string },
+  bind: (suite: Suite<U>) => void,
+): void {
+  let suite: Suite<U> | undefined;
+  let upstreams: U | undefined;
+  beforeAll(async () => {
+    upstreams = await opts.upstreams();
+    const gw = await startGateway(mode, opts.config(upstreams));
+    suite = { upstreams, gw, acct: await gw.account(opts.credits) };
+    bind(suite);
+  }, 90_000);
+  afterEach(async () => {
+    if (!suite) return;
+    await settled(suite.gw, suite.acct.accountId);
+    await expectLedgerInvariants(suite.gw);
+  });
+  afterAll(async () => {
+    await suite?.gw.stop();
+    const list: Closable[] = Array.isArray(upstreams) ? upstreams : upstreams ? [upstreams] : [];
+    await Promise.all(list.map((u) => u.close()));
+  });
+}
