@@ -1,6 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { FakeUpstream } from './fake-openai';
+import { startFakeServer, type FakeUpstream } from './fake-server';
 
 /**
  * A local message-API upstream (POST /v1/messages, JSON or SSE events) whose behaviour is chosen by the upstream
@@ -82,36 +81,22 @@ async function stream(req: http.IncomingMessage, res: http.ServerResponse, body:
   res.end();
 }
 
-export async function startFakeAnthropic(): Promise<FakeUpstream> {
-  const requests: FakeUpstream['requests'] = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
-      const error = (status: number, type: string, message: string) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type, message } }));
-      };
-      if (req.url !== '/v1/messages' || req.method !== 'POST') return void error(404, 'not_found_error', 'Not found');
-      const body = JSON.parse(raw || '{}');
-      const model: string = body.model ?? '';
-      requests.push({ model, body, headers: req.headers });
-      if (req.headers['x-api-key'] !== FAKE_ANTHROPIC_KEY) return void error(401, 'authentication_error', 'invalid x-api-key');
-      if (req.headers['anthropic-version'] !== '2023-06-01') return void error(400, 'invalid_request_error', 'anthropic-version header is required');
-      if (typeof body.max_tokens !== 'number') return void error(400, 'invalid_request_error', 'max_tokens: Field required');
+export function startFakeAnthropic(): Promise<FakeUpstream> {
+  return startFakeServer(async (req, res, { model, body }) => {
+    const error = (status: number, type: string, message: string) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+    };
+    if (req.url !== '/v1/messages' || req.method !== 'POST') return void error(404, 'not_found_error', 'Not found');
+    if (req.headers['x-api-key'] !== FAKE_ANTHROPIC_KEY) return void error(401, 'authentication_error', 'invalid x-api-key');
+    if (req.headers['anthropic-version'] !== '2023-06-01') return void error(400, 'invalid_request_error', 'anthropic-version header is required');
+    if (typeof body.max_tokens !== 'number') return void error(400, 'invalid_request_error', 'max_tokens: Field required');
 
-      const status = /^status-(\d+)$/.exec(model);
-      if (status) return void error(Number(status[1]), Number(status[1]) === 529 ? 'overloaded_error' : 'api_error', `fake upstream says ${status[1]}`);
-      if (body.stream) return void stream(req, res, body);
-      if (/^(break|error)-\d+$/.test(model)) return void req.socket.destroy();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'msg_fake', type: 'message', role: 'assistant', model, ...answerOf(body) }));
-    });
+    const status = /^status-(\d+)$/.exec(model);
+    if (status) return void error(Number(status[1]), Number(status[1]) === 529 ? 'overloaded_error' : 'api_error', `fake upstream says ${status[1]}`);
+    if (body.stream) return void stream(req, res, body);
+    if (/^(break|error)-\d+$/.test(model)) return void req.socket.destroy();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'msg_fake', type: 'message', role: 'assistant', model, ...answerOf(body) }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
 }

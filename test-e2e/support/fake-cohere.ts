@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startFakeServer, type FakeUpstream } from './fake-server';
 
 /**
  * A local Cohere-style rerank upstream (POST /v1/rerank, the real request and answer shapes). Behaviour is chosen by
@@ -13,12 +12,7 @@ import type { AddressInfo } from 'node:net';
  *   slow-<ms>     waits that long before the response head, then answers as ok
  * A request without `Authorization: Bearer <key>` answers 401, as Cohere does.
  */
-export interface FakeCohere {
-  url: string;
-  /** Every request received, in order. */
-  requests: Array<{ model: string; body: Record<string, any>; headers: http.IncomingHttpHeaders }>;
-  close(): Promise<void>;
-}
+export type FakeCohere = FakeUpstream;
 
 const words = (s: string) => new Set(s.toLowerCase().match(/[a-z0-9]+/g) ?? []);
 
@@ -31,44 +25,30 @@ export function fakeScore(query: string, document: string): number {
   return shared / q.size;
 }
 
-export async function startFakeCohere(): Promise<FakeCohere> {
-  const requests: FakeCohere['requests'] = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
-      const body = JSON.parse(raw || '{}');
-      const model: string = body.model ?? '';
-      requests.push({ model, body, headers: req.headers });
-      const answer = (status: number, json: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(json));
-      };
-      if (req.url !== '/v1/rerank') return answer(404, { message: 'not found' });
-      if (!/^Bearer \S+$/.test(req.headers.authorization ?? '')) return answer(401, { message: 'invalid api token' });
+export function startFakeCohere(): Promise<FakeCohere> {
+  return startFakeServer(async (req, res, { model, body }) => {
+    const answer = (status: number, json: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(json));
+    };
+    if (req.url !== '/v1/rerank') return answer(404, { message: 'not found' });
+    if (!/^Bearer \S+$/.test(req.headers.authorization ?? '')) return answer(401, { message: 'invalid api token' });
 
-      const status = /^status-(\d+)$/.exec(model);
-      if (status) return answer(Number(status[1]), { message: `fake cohere says ${status[1]}` });
-      const slow = /^slow-(\d+)$/.exec(model);
-      if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
+    const status = /^status-(\d+)$/.exec(model);
+    if (status) return answer(Number(status[1]), { message: `fake cohere says ${status[1]}` });
+    const slow = /^slow-(\d+)$/.exec(model);
+    if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
 
-      const documents: string[] = body.documents;
-      const scored = documents.map((d, index) => ({ index, relevance_score: fakeScore(body.query, d) }));
-      const results = model === 'unsorted'
-        ? scored
-        : [...scored].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, body.top_n ?? scored.length);
-      const tokens = /^tokens-(\d+)$/.exec(model);
-      answer(200, {
-        id: crypto.randomUUID(),
-        results,
-        meta: { api_version: { version: '2' }, billed_units: { search_units: 1 }, ...(tokens ? { tokens: { input_tokens: Number(tokens[1]) } } : {}) },
-      });
+    const documents: string[] = body.documents;
+    const scored = documents.map((d, index) => ({ index, relevance_score: fakeScore(body.query, d) }));
+    const results = model === 'unsorted'
+      ? scored
+      : [...scored].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, body.top_n ?? scored.length);
+    const tokens = /^tokens-(\d+)$/.exec(model);
+    answer(200, {
+      id: crypto.randomUUID(),
+      results,
+      meta: { api_version: { version: '2' }, billed_units: { search_units: 1 }, ...(tokens ? { tokens: { input_tokens: Number(tokens[1]) } } : {}) },
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
 }

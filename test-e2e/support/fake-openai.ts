@@ -1,5 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { startFakeServer, type FakeUpstream } from './fake-server';
 
 /**
  * A local OpenAI-compatible upstream whose behaviour is chosen by the upstream model name, so one config can
@@ -16,74 +16,55 @@ import type { AddressInfo } from 'node:net';
  * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
  * number of inputs × 2; model status-<code> fails as above.
  */
-export interface FakeUpstream {
-  url: string;
-  /** Every request body received, in order. */
-  requests: Array<{ model: string; body: Record<string, any>; headers: http.IncomingHttpHeaders }>;
-  close(): Promise<void>;
-}
+export type { FakeUpstream } from './fake-server';
 
-export async function startFakeOpenAI(): Promise<FakeUpstream> {
-  const requests: FakeUpstream['requests'] = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
-      const body = JSON.parse(raw || '{}');
-      const model: string = body.model ?? '';
-      requests.push({ model, body, headers: req.headers });
-      if (req.url === '/v1/embeddings') return void embeddings(res, body, model);
-      if (req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
+export function startFakeOpenAI(): Promise<FakeUpstream> {
+  return startFakeServer(async (req, res, { model, body }) => {
+    if (req.url === '/v1/embeddings') return void embeddings(res, body, model);
+    if (req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
 
-      const status = /^status-(\d+)$/.exec(model);
-      if (status) {
-        res.writeHead(Number(status[1]), { 'content-type': 'application/json' });
-        return void res.end(JSON.stringify({ error: { message: `fake upstream says ${status[1]}`, type: 'fake' } }));
-      }
-      const slow = /^slow-(\d+)$/.exec(model);
-      if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
-      const brk = /^break-(\d+)$/.exec(model);
-      const words = /^words-(\d+)$/.exec(model);
-      const pieces = brk
-        ? Array.from({ length: Number(brk[1]) }, (_, i) => `part${i} `)
-        : words
-          ? Array.from({ length: Number(words[1]) }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
-          : ['po', 'ng'];
-      const usage = model === 'overreport'
-        ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
-        : { prompt_tokens: words ? 5 : 3, completion_tokens: words ? Number(words[1]) : 1, total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1) };
-      const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
-      if (model === 'tool-call') return void toolCall(res, body, base);
-      if (model === 'echo') pieces.splice(0, pieces.length, JSON.stringify(body.messages));
+    const status = /^status-(\d+)$/.exec(model);
+    if (status) {
+      res.writeHead(Number(status[1]), { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ error: { message: `fake upstream says ${status[1]}`, type: 'fake' } }));
+    }
+    const slow = /^slow-(\d+)$/.exec(model);
+    if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
+    const brk = /^break-(\d+)$/.exec(model);
+    const words = /^words-(\d+)$/.exec(model);
+    const pieces = brk
+      ? Array.from({ length: Number(brk[1]) }, (_, i) => `part${i} `)
+      : words
+        ? Array.from({ length: Number(words[1]) }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
+        : ['po', 'ng'];
+    const usage = model === 'overreport'
+      ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
+      : { prompt_tokens: words ? 5 : 3, completion_tokens: words ? Number(words[1]) : 1, total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1) };
+    const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
+    if (model === 'tool-call') return void toolCall(res, body, base);
+    if (model === 'echo') pieces.splice(0, pieces.length, JSON.stringify(body.messages));
 
-      if (!body.stream) {
-        if (brk) return void req.socket.destroy();
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return void res.end(JSON.stringify({
-          ...base, object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
-          usage,
-        }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const frame = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
-      frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-      for (const p of pieces) {
-        frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
-        await new Promise((r) => setImmediate(r));
-      }
-      if (brk) return void setTimeout(() => req.socket.destroy(), 20);
-      frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-      if (body.stream_options?.include_usage) frame({ ...base, object: 'chat.completion.chunk', choices: [], usage });
-      res.end('data: [DONE]\n\n');
-    });
+    if (!body.stream) {
+      if (brk) return void req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({
+        ...base, object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
+        usage,
+      }));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const frame = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+    frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    for (const p of pieces) {
+      frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
+      await new Promise((r) => setImmediate(r));
+    }
+    if (brk) return void setTimeout(() => req.socket.destroy(), 20);
+    frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    if (body.stream_options?.include_usage) frame({ ...base, object: 'chat.completion.chunk', choices: [], usage });
+    res.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
 }
 
 function toolCall(res: http.ServerResponse, body: Record<string, any>, base: Record<string, unknown>) {
