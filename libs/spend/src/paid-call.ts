@@ -137,18 +137,8 @@ export class PaidCall {
   }
 
   /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
-  async settle(usage: Usage): Promise<string> {
-    const capped = usage.chargeNano > this.hold.amountNano;
-    const charge = capped ? this.hold.amountNano : usage.chargeNano;
-    await this.close('settle', charge, {
-      status: 'succeeded',
-      error_code: null,
-      finish_reason: usage.finishReason,
-      tokens_prompt: usage.tokensPrompt,
-      tokens_completion: usage.tokensCompletion,
-      capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
-    });
-    return formatUsd(charge);
+  settle(usage: Usage): Promise<string> {
+    return this.settleAs(usage, 'succeeded', null, usage.finishReason);
   }
 
   /** Releases the hold: nothing is charged, the usage record carries the error code. */
@@ -163,14 +153,21 @@ export class PaidCall {
   }
 
   /** A stream that broke after delivering some answer: charged for what was delivered, recorded as failed. */
-  async settlePartial(usage: Usage, errorCode: string): Promise<string> {
-    const charge = usage.chargeNano > this.hold.amountNano ? this.hold.amountNano : usage.chargeNano;
+  settlePartial(usage: Usage, errorCode: string): Promise<string> {
+    return this.settleAs(usage, 'failed', errorCode, 'error');
+  }
+
+  /** A charge above the hold is capped at it, and the upstream's figure kept on the record, never silently. */
+  private async settleAs(usage: Usage, status: UsageRecord['status'], errorCode: string | null, finishReason: string | null): Promise<string> {
+    const capped = usage.chargeNano > this.hold.amountNano;
+    const charge = capped ? this.hold.amountNano : usage.chargeNano;
     await this.close('settle', charge, {
-      status: 'failed',
+      status,
       error_code: errorCode,
-      finish_reason: 'error',
+      finish_reason: finishReason,
       tokens_prompt: usage.tokensPrompt,
       tokens_completion: usage.tokensCompletion,
+      capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
     });
     return formatUsd(charge);
   }
