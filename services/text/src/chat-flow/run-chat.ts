@@ -54,14 +54,15 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
   return p;
 }
 
-async function begin(req: Request, deps: TextDeps, call: ChatCall): Promise<PaidCall> {
-  const prompt = promptText(call.body);
+/** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
+async function begin(req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined, streamed: boolean): Promise<PaidCall> {
+  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length }));
   return PaidCall.begin(deps, {
     ctx: contextOf(req),
     category: 'text',
-    slugs: call.slugs,
-    streamed: call.stream,
-    worstCase: (m) => textWorstCase(m, prompt, call.body.messages.length, call.maxTokens),
+    slugs,
+    streamed,
+    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens), 0n),
   });
 }
 
@@ -88,14 +89,7 @@ export async function completeChat(req: Request, deps: TextDeps, call: ChatCall)
 export async function completeChats(
   req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length }));
-  const paid = await PaidCall.begin(deps, {
-    ctx: contextOf(req),
-    category: 'text',
-    slugs,
-    streamed: false,
-    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens), 0n),
-  });
+  const paid = await begin(req, deps, slugs, bodies, maxTokens, false);
   const requestId = contextOf(req).requestId;
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> = [];
@@ -132,7 +126,7 @@ function contentOf(c: ChatCompletion): string {
  * usage when it reports it; on a break, the prompt plus the delivered tokens (counted); nothing if none was delivered.
  */
 export async function streamChat(req: Request, res: Response, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
-  const paid = await begin(req, deps, call);
+  const paid = await begin(req, deps, call.slugs, [call.body], call.maxTokens, true);
   const requestId = contextOf(req).requestId;
   const controller = new AbortController();
   const clientGone = () => controller.abort();
