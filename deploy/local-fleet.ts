@@ -1,163 +1,218 @@
 /**
- * The fleet on one machine: edge, billing, text and catalogue as separate processes on PostgreSQL and Redis
- * (BUS=redis), the way the cluster runs them. `pnpm fleet` runs it in the foreground; tests import startFleet.
+ * The fleet on one machine: the edge and every service of the service table as separate processes on PostgreSQL
+ * and Redis (BUS=redis), the way the cluster runs them. `pnpm fleet` runs it in the foreground and reads the
+ * operator's environment exactly as `pnpm start` does (../shared/spec/operations.md); tests import startFleet.
  *
  *   DATABASE_URL  default postgres://postgres@127.0.0.1:5432/gateway_fleet (created when missing)
  *   REDIS_URL     default redis://127.0.0.1:6379
- *   PORT          edge port, default 8080; services take the next three ports
+ *   BUS           redis (default) or kafka (with KAFKA_BROKERS); memory cannot cross processes
+ *   PORT, HOST    the edge's listener; each service listens on 127.0.0.1 at a fixed offset from PORT
+ *   METRICS_PORT  the edge's probes and metrics (PORT + 1000); each service's sit 1000 above its port
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
+import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
+import { EDGE, METRICS_PORT_OFFSET, SERVICES } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '..');
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export interface FleetOptions {
+  /** The edge's port; the services take theirs at the service table's offsets from it. */
   port?: number;
+  /** The edge's bind address (services bind 127.0.0.1). */
+  host?: string;
   databaseUrl?: string;
   redisUrl?: string;
+  bus?: 'redis' | 'kafka';
+  kafkaBrokers?: string;
+  /** GATEWAY_CONFIG for every service; absent, the built-in demo config. */
   configPath?: string;
+  /** GATEWAY_ADMIN_TOKEN; absent, billing generates one at the database's first start and prints it once. */
   adminToken?: string;
+  publicUrl?: string;
+  logLevel?: GatewayEnv['LOG_LEVEL'];
   /** Drop the database on stop (tests use a throwaway one). */
   dropDatabaseOnStop?: boolean;
+  /** Each process's output goes to <logDir>/<name>.log instead of this terminal. */
   logDir?: string;
   env?: Record<string, string>;
 }
 
 export interface Fleet {
   url: string;
-  adminToken: string;
+  /** Each process's probes-and-metrics listener, by name (edge included). */
+  metricsUrls: Record<string, string>;
+  adminToken?: string;
   databaseUrl: string;
   processes: Record<string, ChildProcess>;
   stop(): Promise<void>;
 }
 
-async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  try {
-    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await c.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
-  } finally {
-    await c.end();
-  }
+/** Every port a fleet on `port` listens on (public and metrics), so a caller can check them all before starting. */
+export function fleetPorts(port: number): number[] {
+  const offsets = [0, ...SERVICES.map((s) => s.port - EDGE.port)];
+  return offsets.flatMap((o) => [port + o, port + o + METRICS_PORT_OFFSET]);
 }
 
-async function dropDatabase(url: string): Promise<void> {
+/** Variables this runner sets for its children; an inherited value would point a service at the wrong place. */
+const OWNED = ['PORT', 'HOST', 'METRICS_PORT', 'DATABASE_URL', 'REDIS_URL', 'BUS', 'KAFKA_BROKERS', 'GATEWAY_CONFIG', 'GATEWAY_ADMIN_TOKEN',
+  'GATEWAY_INTERNAL_TOKEN', 'GATEWAY_PUBLIC_URL', 'GATEWAY_BUS_PREFIX', 'LOG_LEVEL', ...SERVICES.map((s) => s.urlEnv)];
+
+async function withAdminDb<T>(url: string, fn: (c: Client, name: string) => Promise<T>): Promise<T> {
   const admin = new URL(url);
   const name = admin.pathname.slice(1);
   admin.pathname = '/postgres';
   const c = new Client({ connectionString: admin.toString() });
   await c.connect();
   try {
-    await c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '')}" WITH (FORCE)`);
+    return await fn(c, name.replace(/"/g, ''));
   } finally {
     await c.end();
   }
 }
 
-async function waitReady(url: string, child: ChildProcess, name: string, timeoutMs = 60_000): Promise<void> {
+const ensureDatabase = (url: string) =>
+  withAdminDb(url, async (c, name) => {
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await c.query(`CREATE DATABASE "${name}"`);
+  });
+
+const dropDatabase = (url: string) => withAdminDb(url, (c, name) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+
+async function waitReady(metricsUrl: string, child: ChildProcess, name: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready`);
     try {
-      const r = await fetch(`${url}/readyz`);
+      const r = await fetch(`${metricsUrl}/readyz`);
       if (r.status === 200) return;
     } catch {
       /* not listening yet */
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`${name} not ready at ${url} after ${timeoutMs} ms`);
+  throw new Error(`${name} not ready at ${metricsUrl} after ${timeoutMs} ms`);
+}
+
+function stopProcess(p: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    const kill = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    p.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
 }
 
 export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
-  const port = opts.port ?? 8080;
-  const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
-  const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const adminToken = opts.adminToken ?? process.env.GATEWAY_ADMIN_TOKEN ?? `gwadm_${crypto.randomBytes(18).toString('hex')}`;
+  const port = opts.port ?? EDGE.port;
+  const databaseUrl = opts.databaseUrl ?? DEFAULT_DATABASE_URL;
   const internalToken = crypto.randomBytes(24).toString('hex');
   await ensureDatabase(databaseUrl);
 
-  const ports = { edge: port, billing: port + 1, text: port + 2, catalogue: port + 3 };
-  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const local = (p: number) => `http://127.0.0.1:${p}`;
+  const portOf = (s: (typeof SERVICES)[number]) => port + (s.port - EDGE.port);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !OWNED.includes(k))) as Record<string, string>;
   const common: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    ...opts.env,
-    HOST: '127.0.0.1',
+    ...inherited,
     DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    BUS: 'redis',
+    REDIS_URL: opts.redisUrl ?? DEFAULT_REDIS_URL,
+    BUS: opts.bus ?? 'redis',
+    ...(opts.kafkaBrokers ? { KAFKA_BROKERS: opts.kafkaBrokers } : {}),
     // One event stream per fleet: fleets sharing this Redis (tests run several at once) never read each other's settles.
     GATEWAY_BUS_PREFIX: `bus:${new URL(databaseUrl).pathname.slice(1)}:`,
-    GATEWAY_ADMIN_TOKEN: adminToken,
+    ...(opts.adminToken ? { GATEWAY_ADMIN_TOKEN: opts.adminToken } : {}),
+    ...(opts.configPath ? { GATEWAY_CONFIG: path.resolve(opts.configPath) } : {}),
     GATEWAY_INTERNAL_TOKEN: internalToken,
-    GATEWAY_PUBLIC_URL: process.env.GATEWAY_PUBLIC_URL ?? url(port),
-    BILLING_URL: url(ports.billing),
-    TEXT_URL: url(ports.text),
-    CATALOGUE_URL: url(ports.catalogue),
-    ...(opts.configPath ? { GATEWAY_CONFIG: opts.configPath } : {}),
+    GATEWAY_PUBLIC_URL: opts.publicUrl ?? `http://localhost:${port}`,
+    LOG_LEVEL: opts.logLevel ?? 'info',
+    ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, local(portOf(s))])),
+    ...opts.env,
   };
-  if (!opts.configPath) delete common.GATEWAY_CONFIG;
 
   const processes: Record<string, ChildProcess> = {};
-  const launch = (name: keyof typeof ports) => {
+  const metricsUrls: Record<string, string> = {};
+  const launch = (name: string, listen: { port: number; host: string }) => {
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
+    const metricsPort = listen.port + METRICS_PORT_OFFSET;
     // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
     // the CLI (SIGKILL above all) would leave the service running as an orphan.
     processes[name] = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
       cwd: ROOT,
-      env: { ...common, PORT: String(ports[name]) },
+      env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', out, out],
     });
-    return waitReady(url(ports[name]), processes[name], name);
+    metricsUrls[name] = local(metricsPort);
+    return waitReady(metricsUrls[name], processes[name], name);
   };
   const stop = async () => {
-    await Promise.all(
-      Object.values(processes).map(
-        (p) =>
-          new Promise<void>((resolve) => {
-            if (p.exitCode !== null || p.signalCode !== null) return resolve();
-            const kill = setTimeout(() => p.kill('SIGKILL'), 10_000);
-            p.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            p.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(Object.values(processes).map(stopProcess));
     if (opts.dropDatabaseOnStop) await dropDatabase(databaseUrl);
   };
   try {
-    // billing first: it runs the ledger migrations the others' requests depend on
-    await launch('billing');
-    await Promise.all([launch('text'), launch('catalogue')]);
-    await launch('edge');
+    // Services that run migrations the others depend on start first; the edge last, once every service answers.
+    const internal = (s: (typeof SERVICES)[number]) => launch(s.name, { port: portOf(s), host: '127.0.0.1' });
+    await Promise.all(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map(internal));
+    await Promise.all(SERVICES.filter((s) => !('startsFirst' in s && s.startsFirst)).map(internal));
+    await launch(EDGE.name, { port, host: opts.host ?? '127.0.0.1' });
   } catch (e) {
     await stop();
     throw e;
   }
-  return { url: url(port), adminToken, databaseUrl, processes, stop };
+  return { url: local(port), metricsUrls, adminToken: opts.adminToken, databaseUrl, processes, stop };
+}
+
+/** `pnpm fleet`: the operator's environment, read and refused exactly as `pnpm start` reads it. */
+async function main(): Promise<void> {
+  const env = readEnv(process.env, { host: '127.0.0.1' });
+  if (env.BUS === 'memory') throw new ConfigError('Invalid environment:\n  BUS: "memory" cannot carry events between processes; the fleet needs redis or kafka');
+  if (env.BUS === 'kafka' && !env.KAFKA_BROKERS) throw new ConfigError('Invalid environment:\n  KAFKA_BROKERS: required with BUS=kafka');
+  if (env.METRICS_PORT !== env.PORT + METRICS_PORT_OFFSET) throw new ConfigError(`Invalid environment:\n  METRICS_PORT: the local fleet places every metrics listener at its port + ${METRICS_PORT_OFFSET}; unset it`);
+  // Refused here, once, before any process starts: the services would each fail with the same message.
+  const config = loadConfig(env.GATEWAY_CONFIG);
+  const fleet = await startFleet({
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    bus: env.BUS,
+    kafkaBrokers: env.KAFKA_BROKERS,
+    configPath: env.GATEWAY_CONFIG,
+    adminToken: env.GATEWAY_ADMIN_TOKEN,
+    publicUrl: env.GATEWAY_PUBLIC_URL,
+    logLevel: env.LOG_LEVEL,
+  });
+  const lines = [
+    '',
+    `Fleet ready: edge on ${env.HOST}:${env.PORT} (public URL ${env.GATEWAY_PUBLIC_URL})`,
+    ...SERVICES.map((s) => `  ${s.name.padEnd(10)} ${s.urlEnv}=http://127.0.0.1:${env.PORT + (s.port - EDGE.port)}`),
+    `  probes and metrics: each port + ${METRICS_PORT_OFFSET}`,
+    `  models: ${config.models.length} from ${env.GATEWAY_CONFIG ?? 'the built-in demo config (simulated upstreams)'}`,
+    `  database: ${fleet.databaseUrl}`,
+    fleet.adminToken ? '  admin token: GATEWAY_ADMIN_TOKEN' : '  admin token: generated by billing at this database\'s first start (printed above, once)',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    fleet.stop().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (require.main === module) {
-  startFleet({ port: Number(process.env.PORT ?? 8080) }).then(
-    (fleet) => {
-      process.stdout.write(`\nFleet ready: edge ${fleet.url}, billing/text/catalogue on the next ports\n  Admin token: ${fleet.adminToken}\n  Database: ${fleet.databaseUrl}\n\n`);
-      const stop = () => fleet.stop().then(() => process.exit(0));
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    },
-    (e) => {
-      process.stderr.write(`fleet: ${(e as Error).message}\n`);
-      process.exit(1);
-    },
-  );
+  main().catch((e: Error) => {
+    process.stderr.write(`fleet: ${e.name === 'ConfigError' ? e.message : e.stack ?? String(e)}\n`);
+    process.exit(1);
+  });
 }

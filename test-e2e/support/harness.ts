@@ -7,7 +7,7 @@ import { Pool } from 'pg';
 import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
-import { startFleet } from '../../deploy/local-fleet';
+import { fleetPorts, startFleet } from '../../deploy/local-fleet';
 
 export type Mode = 'embedded' | 'fleet';
 
@@ -22,6 +22,11 @@ export interface TestGateway {
   account(credits: number | string, opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
   /** Fleet only: stops one service's process, to prove what the others do without it. */
   killService?(name: 'billing' | 'text' | 'catalogue'): Promise<void>;
+  /**
+   * Base URL of a process's probes-and-metrics listener (never the public one). Embedded, every service shares
+   * the one process's; in the fleet each service has its own, so name the one whose figures you want.
+   */
+  metricsUrl(service: 'edge' | 'billing' | 'text' | 'catalogue'): string;
   stop(): Promise<void>;
 }
 
@@ -35,12 +40,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function portsFree(base: number, n: number): Promise<boolean> {
-  for (let i = 0; i < n; i++) {
+async function portsFree(ports: number[]): Promise<boolean> {
+  for (const port of ports) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.createServer();
       s.once('error', () => resolve(false));
-      s.listen(base + i, '127.0.0.1', () => s.close(() => resolve(true)));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
     if (!ok) return false;
   }
@@ -56,11 +61,13 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
   let ledger: TestGateway['ledger'];
   let stop: () => Promise<void>;
   let killService: TestGateway['killService'];
+  let metricsUrl: TestGateway['metricsUrl'];
 
   if (mode === 'embedded') {
     const env = readEnv({ PORT: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'silent' });
     const gw = await startEmbedded(env, cfg, createLogger('test', 'silent'));
     url = gw.url;
+    metricsUrl = () => gw.metricsUrl;
     ledger = (sql, params) => gw.billingDb.query(sql, params) as Promise<any[]>;
     stop = gw.stop;
   } else {
@@ -74,8 +81,9 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     for (let attempt = 1; !fleet; attempt++) {
       let base = 0;
       for (let i = 0; i < 20 && !base; i++) {
-        const candidate = 10_000 + Math.floor(Math.random() * 22_000);
-        if (await portsFree(candidate, 4)) base = candidate;
+        // The metrics listeners sit 1000 above, still below the ephemeral range.
+        const candidate = 10_000 + Math.floor(Math.random() * 21_000);
+        if (await portsFree(fleetPorts(candidate))) base = candidate;
       }
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
       try {
@@ -86,6 +94,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     }
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
+    metricsUrl = (service) => fleet.metricsUrls[service];
     ledger = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;
     killService = async (name) => {
       const p = fleet.processes[name];
@@ -116,6 +125,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     ledger,
     admin,
     killService,
+    metricsUrl,
     async account(credits, opts = {}) {
       const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
       if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);

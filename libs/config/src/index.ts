@@ -1,5 +1,5 @@
 export { configSchema, rateLimitSchema, type GatewayConfig, type ModelConfig, type ProviderConfig, type Pricing, parseDuration } from './schema';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
-export { readEnv, type GatewayEnv } from './env';
+export { readEnv, serviceUrl, ENV_VARIABLES, type GatewayEnv } from './env';
 export { buildRegistry, type ModelRegistry, type ResolvedModel, type ResolvedEndpoint } from './registry';

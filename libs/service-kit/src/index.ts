@@ -1,7 +1,7 @@
 export { createLogger, type Logger } from './logger';
 export { INTERNAL, contextOf, type RequestContext, newRequestId, requireInternalToken } from './context';
 export { createMetrics, type Metrics } from './metrics';
-export { createServiceApp, type ServiceAppOptions } from './app';
-export { serve, type Served } from './serve';
+export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from './app';
+export { serve, type Served, type ServeOptions } from './serve';
 export { validate } from './validate';
 export { runMain } from './run-main';

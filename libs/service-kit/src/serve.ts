@@ -1,25 +1,58 @@
 import http from 'node:http';
 import type { Express } from 'express';
+import { createOpsApp } from './app';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
+
+export interface ServeOptions {
+  service: string;
+  port: number;
+  host: string;
+  /** The probes-and-metrics listener (see createOpsApp); 0 picks a free port. */
+  metricsPort: number;
+  logger: Logger;
+  metrics: Metrics;
+  ready: () => Promise<void>;
+  /** Runs once in-flight requests have finished: close the bus, pools and databases here. */
+  onDrained?: () => Promise<void>;
+}
 
 export interface Served {
   server: http.Server;
   port: number;
+  metricsPort: number;
   /** Stops accepting, lets in-flight requests (streams included) finish up to `graceMs`, then runs `onDrained`. */
   shutdown(graceMs?: number): Promise<void>;
 }
 
-export async function serve(app: Express, port: number, host: string, logger: Logger, onDrained: () => Promise<void> = async () => {}): Promise<Served> {
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
-  await new Promise<void>((resolve, reject) => {
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as { port: number }).port);
+    });
   });
-  const actual = (server.address() as { port: number }).port;
+}
+
+/** Starts a service's public (or internal) listener and its probes-and-metrics listener beside it. */
+export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
+  const { logger } = opts;
   let closing: Promise<void> | undefined;
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  const ops = http.createServer(createOpsApp({ ...opts, draining: () => closing !== undefined }));
+  const port = await listen(server, opts.port, opts.host);
+  let metricsPort: number;
+  try {
+    metricsPort = await listen(ops, opts.metricsPort, opts.host);
+  } catch (e) {
+    server.close();
+    throw e;
+  }
   return {
     server,
-    port: actual,
+    port,
+    metricsPort,
     shutdown(graceMs = 25_000) {
       closing ??= (async () => {
         logger.info({ graceMs }, 'draining');
@@ -31,7 +64,12 @@ export async function serve(app: Express, port: number, host: string, logger: Lo
         await closed;
         clearInterval(idle);
         clearTimeout(timer);
-        await onDrained();
+        await opts.onDrained?.();
+        // Probes stay up through the drain (readiness says "draining"), so an orchestrator sees why.
+        await new Promise<void>((r) => {
+          ops.close(() => r());
+          ops.closeAllConnections();
+        });
         logger.info('drained');
       })();
       return closing;

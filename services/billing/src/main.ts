@@ -1,9 +1,8 @@
 import '@gateway/service-kit/src/tracing-register';
 import { openBus } from '@gateway/bus';
-import { loadConfig, readEnv } from '@gateway/config';
+import { ConfigError, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
-import { errorHandler } from '@gateway/errors';
-import { INTERNAL, createLogger, createMetrics, createServiceApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
 import { createBillingService, migrations } from './index';
 
 /** Fleet entry: billing as its own process on PostgreSQL and the configured bus. */
@@ -11,26 +10,30 @@ runMain('billing', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('billing', env.LOG_LEVEL);
-  const internalToken = process.env.GATEWAY_INTERNAL_TOKEN || undefined;
-  if (!env.DATABASE_URL) throw Object.assign(new Error('DATABASE_URL: required for the billing service in the fleet'), { name: 'ConfigError' });
+  if (!env.DATABASE_URL) throw new ConfigError('Invalid environment:\n  DATABASE_URL: required for the billing service in the fleet');
   const db = await openServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL });
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  const internalToken = env.GATEWAY_INTERNAL_TOKEN;
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken });
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
 
   const metrics = createMetrics();
-  const app = createServiceApp({ service: 'billing', logger, metrics, ready: billing.ready });
+  const app = createServiceApp();
   app.use(billing.internalRouter);
   app.use(requireInternalToken(internalToken));
   app.use(billing.adminRouter);
   app.use(billing.publicRouter);
-  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err) => logger.error({ err }, 'unhandled error')));
+  finishApp(app, logger);
   await billing.start();
-  const served = await serve(app, env.PORT, env.HOST, logger, async () => {
-    await billing.stop();
-    await bus.close();
-    await db.close();
+  const served = await serve(app, {
+    service: 'billing', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    ready: billing.ready,
+    onDrained: async () => {
+      await billing.stop();
+      await bus.close();
+      await db.close();
+    },
   });
-  logger.info({ port: served.port }, 'billing listening');
+  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'billing listening');
   return { stop: () => served.shutdown(), logger };
 });

@@ -1,7 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import { buildRegistry, loadConfig, readEnv } from '@gateway/config';
-import { errorHandler } from '@gateway/errors';
-import { INTERNAL, createLogger, createMetrics, createServiceApp, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serve } from '@gateway/service-kit';
 import { createCatalogueService } from './index';
 
 /** Fleet entry: the public catalogue. */
@@ -10,10 +9,10 @@ runMain('catalogue', async () => {
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('catalogue', env.LOG_LEVEL);
   const catalogue = createCatalogueService(buildRegistry(config));
-  const app = createServiceApp({ service: 'catalogue', logger, metrics: createMetrics(), ready: async () => {} });
+  const app = createServiceApp();
   app.use(catalogue.router);
-  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err) => logger.error({ err }, 'unhandled error')));
-  const served = await serve(app, env.PORT, env.HOST, logger);
-  logger.info({ port: served.port }, 'catalogue listening');
+  finishApp(app, logger);
+  const served = await serve(app, { service: 'catalogue', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics: createMetrics(), ready: async () => {} });
+  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'catalogue listening');
   return { stop: () => served.shutdown(), logger };
 });

@@ -1,12 +1,11 @@
 import type { Express, RequestHandler } from 'express';
 import type { BillingPort } from '@gateway/billing-client';
-import { GatewayError, errorHandler } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
-import { INTERNAL, createServiceApp, type Logger, type Metrics } from '@gateway/service-kit';
+import { INTERNAL, createServiceApp, finishApp, type Logger, type Metrics } from '@gateway/service-kit';
+import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
 import { assignRequestId } from './request-id';
-import { keyedOwner, publicOwner, type ServiceName } from './routes';
 
 export { proxyTo } from './proxy';
 export { KeyCache } from './auth/key-cache';
@@ -16,14 +15,12 @@ export interface EdgeDeps {
   meter: RateMeter;
   logger: Logger;
   metrics: Metrics;
-  /** Where each service's requests go: its router (embedded) or a proxy to it (fleet). */
+  /** Where each service's requests go (the service table says which paths are whose): its router (embedded) or a proxy to it (fleet). */
   services: Record<ServiceName, RequestHandler>;
   /** The admin API: billing's router (embedded) or a proxy to billing (fleet). */
   admin: RequestHandler;
   internalToken?: string;
   keyCacheTtlMs?: number;
-  /** Readiness of everything behind the edge. */
-  ready: () => Promise<void>;
   /** Express's `trust proxy` setting, when the edge runs behind a load balancer that sets X-Forwarded-For. */
   trustProxy?: string;
   /** The meter of public routes, per client address; none means unmetered. */
@@ -32,7 +29,7 @@ export interface EdgeDeps {
 
 /** The public listener: request id, auth, rate meter and headers, then the owning service. */
 export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
-  const app = createServiceApp({ service: 'edge', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
+  const app = createServiceApp();
   app.set('query parser', 'simple');
   if (deps.trustProxy) app.set('trust proxy', deps.trustProxy);
   const keys = new KeyCache(deps.billing, deps.keyCacheTtlMs);
@@ -61,16 +58,16 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
       // Behind a proxy every client shares its address; `trust proxy` (TRUST_PROXY) makes req.ip the client's.
       return meterRequest(deps.meter, res, `ip:${req.ip}`, deps.publicRateLimit).then(() => route(pub)(req, res, next), next);
     }
+    // A path no service owns is unknown to everyone alike: 404 before authentication, key or not.
+    const owner = keyedOwner(path);
+    if (!owner) return next();
     auth(req, res, (err?: unknown) => {
       if (err) return next(err);
-      const owner = keyedOwner(path);
-      if (!owner) return next(new GatewayError('not_found', `No route ${req.method} ${path}`));
       route(owner)(req, res, next);
     });
   });
 
-  app.use((req, _res, next) => next(new GatewayError('not_found', `No route ${req.method} ${req.path}`)));
-  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err, req) => deps.logger.error({ err, path: req.path }, 'unhandled error')));
+  finishApp(app, deps.logger);
   return { app, keys };
 }
 

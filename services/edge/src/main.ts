@@ -1,43 +1,40 @@
 import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
-import { loadConfig, parseDuration, readEnv } from '@gateway/config';
+import { loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createLogger, createMetrics, runMain, serve } from '@gateway/service-kit';
+import { ADMIN_OWNER, SERVICE_NAMES, type ServiceName } from '@gateway/topology';
 import { createEdge } from './index';
 import { proxyTo } from './proxy';
 
-function required(name: string): string {
-  const v = process.env[name];
-  if (!v) throw Object.assign(new Error(`${name}: required for the edge in the fleet`), { name: 'ConfigError' });
-  return v;
-}
-
-/** Fleet entry: the public listener, proxying to billing, text and catalogue. */
+/** Fleet entry: the public listener, proxying each path to the service the service table names. */
 runMain('edge', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const logger = createLogger('edge', env.LOG_LEVEL);
   const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
-  const internalToken = process.env.GATEWAY_INTERNAL_TOKEN || undefined;
-  const billingUrl = required('BILLING_URL');
-  const billing = createBillingHttpClient(billingUrl, internalToken);
+  const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the edge'), env.GATEWAY_INTERNAL_TOKEN);
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL) : createMemoryMeter();
-  const toBilling = proxyTo(billingUrl);
+  const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, proxyTo(serviceUrl(env, name, 'the edge'))])) as Record<ServiceName, ReturnType<typeof proxyTo>>;
+  const metrics = createMetrics();
   const { app } = createEdge({
     billing,
     meter,
     logger,
-    metrics: createMetrics(),
-    services: { billing: toBilling, text: proxyTo(required('TEXT_URL')), catalogue: proxyTo(required('CATALOGUE_URL')) },
-    admin: toBilling,
-    internalToken,
-    ready: () => billing.ping(),
+    metrics,
+    services,
+    admin: services[ADMIN_OWNER],
+    internalToken: env.GATEWAY_INTERNAL_TOKEN,
     publicRateLimit: { requests: publicRate.requests, intervalMs: parseDuration(publicRate.interval) },
     trustProxy: env.TRUST_PROXY,
   });
-  const served = await serve(app, env.PORT, env.HOST, logger, async () => {
-    await meter.close();
-    await billing.close();
+  const served = await serve(app, {
+    service: 'edge', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    ready: () => billing.ping(),
+    onDrained: async () => {
+      await meter.close();
+      await billing.close();
+    },
   });
-  logger.info({ port: served.port }, 'edge listening');
+  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'edge listening');
   return { stop: () => served.shutdown(), logger };
 });

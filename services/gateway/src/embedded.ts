@@ -7,11 +7,15 @@ import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
 import { Circuits } from '@gateway/spend';
+import type { ServiceName } from '@gateway/topology';
+import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
 
 export interface EmbeddedGateway {
   served: Served;
   url: string;
+  /** Probes and /metrics, on their own listener (METRICS_PORT). */
+  metricsUrl: string;
   demo?: { accountId: string; key: string };
   generatedAdminToken?: string;
   /** The ledger's database, for operators' scripts and the tests' invariant checks. */
@@ -44,25 +48,31 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
     meter,
     logger,
     metrics,
-    services: { billing: billing.publicRouter, text: text.router, catalogue: catalogue.router },
+    // Embedded, each entry of the service table is served by its router in this process.
+    services: { billing: billing.publicRouter, text: text.router, catalogue: catalogue.router } satisfies Record<ServiceName, RequestHandler>,
     admin: billing.adminRouter,
-    ready: billing.ready,
     publicRateLimit: rateOf(config.limits.public_rate_limit),
     trustProxy: env.TRUST_PROXY,
   });
   keys = edge.keys;
   await billing.start();
 
-  const served = await serve(edge.app, env.PORT, env.HOST, logger, async () => {
-    // The bus first: it delivers the settles still queued while billing is still consuming them.
-    await bus.close();
-    await billing.stop();
-    await meter.close();
-    await billingDb.close();
+  const served = await serve(edge.app, {
+    service: 'gateway', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    ready: billing.ready,
+    onDrained: async () => {
+      // The bus first: it delivers the settles still queued while billing is still consuming them.
+      await bus.close();
+      await billing.stop();
+      await meter.close();
+      await billingDb.close();
+    },
   });
+  const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   return {
     served,
-    url: `http://${env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST}:${served.port}`,
+    url: `http://${host}:${served.port}`,
+    metricsUrl: `http://${host}:${served.metricsPort}`,
     demo,
     generatedAdminToken: billing.generatedAdminToken,
     billingDb,

@@ -1,9 +1,8 @@
 import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { buildRegistry, loadConfig, readEnv } from '@gateway/config';
-import { errorHandler } from '@gateway/errors';
-import { INTERNAL, createLogger, createMetrics, createServiceApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { buildRegistry, loadConfig, readEnv, serviceUrl } from '@gateway/config';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
 import { Circuits } from '@gateway/spend';
 import { warmTokenizer } from '@gateway/upstreams';
 import { createTextService } from './index';
@@ -13,23 +12,27 @@ runMain('text', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('text', env.LOG_LEVEL);
-  const internalToken = process.env.GATEWAY_INTERNAL_TOKEN || undefined;
-  const billingUrl = process.env.BILLING_URL;
-  if (!billingUrl) throw Object.assign(new Error('BILLING_URL: required for the text service'), { name: 'ConfigError' });
-  const billing = createBillingHttpClient(billingUrl, internalToken);
+  const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the text service'), env.GATEWAY_INTERNAL_TOKEN);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   warmTokenizer();
   const metrics = createMetrics();
   const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics });
 
-  const app = createServiceApp({ service: 'text', logger, metrics, ready: async () => { await billing.ping(); await bus.ping(); } });
-  app.use(requireInternalToken(internalToken));
+  const app = createServiceApp();
+  app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
   app.use(text.router);
-  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err) => logger.error({ err }, 'unhandled error')));
-  const served = await serve(app, env.PORT, env.HOST, logger, async () => {
-    await bus.close();
-    await billing.close();
+  finishApp(app, logger);
+  const served = await serve(app, {
+    service: 'text', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    ready: async () => {
+      await billing.ping();
+      await bus.ping();
+    },
+    onDrained: async () => {
+      await bus.close();
+      await billing.close();
+    },
   });
-  logger.info({ port: served.port }, 'text listening');
+  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'text listening');
   return { stop: () => served.shutdown(), logger };
 });

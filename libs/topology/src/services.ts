@@ -1,0 +1,83 @@
+/**
+ * The service table. Everything that needs to know which services exist reads it: the edge's routing, the
+ * embedded gateway's composition, the local fleet runner, and the test that keeps the Helm chart and k8s/ in line.
+ * Adding a service is one folder under services/ plus one entry here (docs/architecture.md, "Adding a service").
+ */
+
+export interface ServiceEntry {
+  /** Folder under services/, the Deployment/Service name in k8s/ and the key under `services:` in the Helm chart. */
+  readonly name: string;
+  /** Fleet default port; the edge's is PORT (8080), each service's sits at a fixed offset from it. */
+  readonly port: number;
+  /** The variable that gives its peers this service's base URL. */
+  readonly urlEnv: string;
+  /** GET paths answered without a key (metered per client address). */
+  readonly publicPaths: readonly RegExp[];
+  /** Paths that need an API key. */
+  readonly keyedPaths: readonly RegExp[];
+  /** Owns the admin API (/admin/v1/*). */
+  readonly admin?: boolean;
+  /** Peers this service calls directly (their URL variables are in its environment). */
+  readonly peers: readonly ServiceName[];
+  /** Runs migrations the others' requests depend on, so the fleet starts it before them. */
+  readonly startsFirst?: boolean;
+}
+
+export const EDGE = { name: 'edge', port: 8080 } as const;
+
+/** Probes and Prometheus metrics are served on their own listener at PORT + this, never on the public one. */
+export const METRICS_PORT_OFFSET = 1000;
+
+export const SERVICES = [
+  {
+    name: 'billing',
+    port: 8081,
+    urlEnv: 'BILLING_URL',
+    publicPaths: [],
+    keyedPaths: [/^\/v1\/(key|credits|generation)\/?$/],
+    admin: true,
+    peers: [],
+    startsFirst: true,
+  },
+  {
+    name: 'text',
+    port: 8082,
+    urlEnv: 'TEXT_URL',
+    publicPaths: [],
+    keyedPaths: [/^\/v1\/(chat\/completions|completions|messages|responses|embeddings|rerank)\/?$/],
+    peers: ['billing'],
+  },
+  {
+    name: 'catalogue',
+    port: 8083,
+    urlEnv: 'CATALOGUE_URL',
+    publicPaths: [
+      /^\/v1\/models(\/count|\/user)?\/?$/,
+      /^\/v1\/model\/[^/]+\/[^/]+\/?$/,
+      /^\/v1\/(embeddings|images|videos)\/models\/?$/,
+      /^\/v1\/(catalog|stats|status)\/?$/,
+    ],
+    keyedPaths: [],
+    peers: [],
+  },
+] as const satisfies readonly (Omit<ServiceEntry, 'peers'> & { peers: readonly string[] })[];
+
+export type ServiceName = (typeof SERVICES)[number]['name'];
+
+export const SERVICE_NAMES = SERVICES.map((s) => s.name) as ServiceName[];
+
+export function serviceEntry(name: ServiceName): ServiceEntry {
+  return SERVICES.find((s) => s.name === name) as ServiceEntry;
+}
+
+/** The service answering a GET on `path` without a key, if any. */
+export function publicOwner(path: string): ServiceName | undefined {
+  return SERVICES.find((s) => (s.publicPaths as readonly RegExp[]).some((p) => p.test(path)))?.name;
+}
+
+/** The service owning a keyed `path`, if any. */
+export function keyedOwner(path: string): ServiceName | undefined {
+  return SERVICES.find((s) => (s.keyedPaths as readonly RegExp[]).some((p) => p.test(path)))?.name;
+}
+
+export const ADMIN_OWNER = SERVICES.find((s) => 'admin' in s && s.admin)!.name as ServiceName;
