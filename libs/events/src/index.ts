@@ -48,6 +48,28 @@ export const holdCloseSchema = z.object({
 });
 export type HoldClose = z.infer<typeof holdCloseSchema>;
 
+/**
+ * A hold as stored outside the process that placed it (a job's row, a queue message): everything a later
+ * `hold.close.v1` needs, so any process can settle or release it, e.g. a worker after a restart. Money as a
+ * decimal string of nano-USD (JSON has no bigint), times as ISO 8601.
+ */
+export const holdRecordSchema = z.object({
+  hold_id: z.string().min(1),
+  account_id: z.string().min(1),
+  key_id: z.string().min(1),
+  request_id: z.string().min(1),
+  /** What was reserved: the most the hold can be settled at. */
+  amount_nano: nanoString,
+  /** The sweeper releases the hold after this; a later close still applies, by the ledger's late rules. */
+  expires_at: z.string(),
+  /** The model the hold was placed for; the usage record names it unless the closer knows which model answered. */
+  model: z.string().min(1),
+  streamed: z.boolean(),
+  /** When the request began, for the latency figures. */
+  started_at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 time'),
+});
+export type HoldRecordJson = z.infer<typeof holdRecordSchema>;
+
 export const EVENT_TYPES = {
   holdClose: 'hold.close.v1',
 } as const;

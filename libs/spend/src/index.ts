@@ -1,2 +1,5 @@
-export { PaidCall, type SpendDeps, type PaidCallSpec, type Usage, type Answer } from './paid-call';
+export { PaidCall, type SpendDeps, type PaidCallSpec, type Answer } from './paid-call';
+export { HoldCloser, type CloseDeps, type CallFacts, type Usage } from './hold-closer';
+export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-record';
+export { guarded, type Releasable } from './guarded';
 export { Circuits, type CircuitState } from './circuits';

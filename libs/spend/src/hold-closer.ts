@@ -1,0 +1,145 @@
+import type { EventBus } from '@gateway/bus';
+import { EVENT_TYPES, TOPICS, type HoldClose, type UsageRecord } from '@gateway/events';
+import { formatUsd } from '@gateway/money';
+import type { Logger, Metrics } from '@gateway/service-kit';
+import { count } from './counters';
+import type { HoldRecord } from './hold-record';
+
+/** What closing a hold needs: the bus to billing, and somewhere to say it could not. Nothing request-bound. */
+export interface CloseDeps {
+  bus: EventBus;
+  logger: Logger;
+  /** Prometheus counters of closes and charges; absent in unit tests. */
+  metrics?: Metrics;
+}
+
+export interface Usage {
+  /** What the caller is charged, before the cap at the hold. */
+  chargeNano: bigint;
+  tokensPrompt: number;
+  tokensCompletion: number;
+  finishReason: string | null;
+}
+
+/**
+ * How the call went, as far as the closing process knows: PaidCall knows all of it; a process that has only the
+ * record passes what it has, and the usage record says no more than that.
+ */
+export interface CallFacts {
+  /** The model that answered (perhaps a fallback); the record's model otherwise. */
+  model?: string;
+  /** Upstream attempts made; more than one means a fallback was used. */
+  attempts?: number;
+  /** epoch ms of the upstream's first byte; without it latency is the whole generation time. */
+  firstByteAt?: number;
+}
+
+type RecordFields = Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'>;
+
+/**
+ * The one way a hold leaves open: one `hold.close.v1` event, built from the record alone, so PaidCall and any
+ * later process settle the same way. One closer closes its hold at most once; across processes, billing's
+ * close_hold applies the first close of a hold and ignores the rest.
+ */
+export class HoldCloser {
+  private done = false;
+
+  constructor(
+    private readonly deps: CloseDeps,
+    readonly record: HoldRecord,
+  ) {}
+
+  /** Whether this closer has already closed (or tried to close) its hold. */
+  get closed(): boolean {
+    return this.done;
+  }
+
+  /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
+  settle(usage: Usage, facts: CallFacts = {}): Promise<string> {
+    return this.settleAs(usage, 'succeeded', null, usage.finishReason, facts);
+  }
+
+  /** A stream that broke after delivering some answer: charged for what was delivered, recorded as failed. */
+  settlePartial(usage: Usage, errorCode: string, facts: CallFacts = {}): Promise<string> {
+    return this.settleAs(usage, 'failed', errorCode, 'error', facts);
+  }
+
+  /** Releases the hold: nothing is charged, the usage record carries the error code. */
+  async release(errorCode: string, partial?: Pick<Usage, 'tokensPrompt' | 'tokensCompletion'>, facts: CallFacts = {}): Promise<void> {
+    await this.close(
+      'release',
+      0n,
+      {
+        status: 'failed',
+        error_code: errorCode,
+        finish_reason: 'error',
+        tokens_prompt: partial?.tokensPrompt ?? 0,
+        tokens_completion: partial?.tokensCompletion ?? 0,
+      },
+      facts,
+    );
+  }
+
+  /** A charge above the hold is capped at it, and the upstream's figure kept on the record, never silently. */
+  private async settleAs(usage: Usage, status: UsageRecord['status'], errorCode: string | null, finishReason: string | null, facts: CallFacts): Promise<string> {
+    const capped = usage.chargeNano > this.record.amountNano;
+    const charge = capped ? this.record.amountNano : usage.chargeNano;
+    await this.close(
+      'settle',
+      charge,
+      {
+        status,
+        error_code: errorCode,
+        finish_reason: finishReason,
+        tokens_prompt: usage.tokensPrompt,
+        tokens_completion: usage.tokensCompletion,
+        capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
+      },
+      facts,
+    );
+    return formatUsd(charge);
+  }
+
+  private async close(outcome: HoldClose['outcome'], charge: bigint, rec: RecordFields, facts: CallFacts): Promise<void> {
+    if (this.done) return;
+    // Set before publishing: a failed publish is not retried here, so the hold can never be closed twice by us.
+    this.done = true;
+    const hold = this.record;
+    const model = facts.model ?? hold.model;
+    const attempts = facts.attempts ?? 0;
+    count(this.deps.metrics, 'close', { outcome, status: rec.status });
+    if (charge > 0n) count(this.deps.metrics, 'charge', { model }, Number(charge) / 1e9);
+    const now = Date.now();
+    const record: UsageRecord = {
+      model,
+      streamed: hold.streamed,
+      native_tokens_prompt: rec.tokens_prompt,
+      native_tokens_completion: rec.tokens_completion,
+      num_media_prompt: 0,
+      num_media_completion: 0,
+      latency: Math.max(0, (facts.firstByteAt ?? now) - hold.startedAt),
+      generation_time: Math.max(0, now - hold.startedAt),
+      attempts,
+      fallback_used: attempts > 1,
+      origin: '',
+      finished_at: new Date(now).toISOString(),
+      ...rec,
+    };
+    const data: HoldClose = {
+      hold_id: hold.holdId,
+      account_id: hold.accountId,
+      request_id: hold.requestId,
+      outcome,
+      charge_nano: charge.toString(),
+      record,
+    };
+    try {
+      // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
+      // ordering them per account would only serialise a busy account's settles.
+      await this.deps.bus.publish(TOPICS.holds, { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data });
+    } catch (err) {
+      // The hold stays open and the sweeper releases it at expiry: the client is never charged twice, at worst not at all.
+      this.deps.logger.error({ err, holdId: hold.holdId, requestId: hold.requestId }, 'could not publish hold close; it will expire');
+    }
+  }
+}
