@@ -27,7 +27,7 @@ function embeddingsConfig(fakeUrl: string) {
       model('test/embed-client-error', [['fake', 'status-400'], ['fake', 'ok']]),
       model('test/embed-sim', [['sim', 'sim-embed']]),
       model('test/embed-soon', [['fake', 'ok']], { status: 'coming_soon' }),
-      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'fake', model: 'ok' }] },
+      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'fake', model: 'ok' }] },
       { id: 'test/rerank', name: 'rerank', category: 'rerank', status: 'available', pricing: { prompt: '0.001' }, endpoints: [{ provider: 'sim', model: 'r' }] },
     ],
   };

@@ -66,7 +66,7 @@ describe('operator contract', () => {
     const config = path.join(dir, 'ok.json');
     fs.writeFileSync(config, JSON.stringify({
       providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],
-      models: [{ id: 'op/slow', name: 'Slow', category: 'text', status: 'available', max_output_tokens: 50, pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'slow-1500' }] }],
+      models: [{ id: 'op/slow', name: 'Slow', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 50, pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'slow-1500' }] }],
     }));
     const env = { PORT: String(port), GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'd3') };
     const url = `http://127.0.0.1:${port}`;

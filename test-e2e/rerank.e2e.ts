@@ -31,7 +31,7 @@ function rerankConfig(cohereUrl: string) {
       model('test/rerank-client-error', [['co', 'status-422'], ['co', 'ok']]),
       model('test/rerank-sim', [['sim', 'sim-rerank']]),
       model('test/rerank-soon', [['co', 'ok']], { status: 'coming_soon' }),
-      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'co', model: 'ok' }] },
+      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'co', model: 'ok' }] },
       { id: 'test/embed', name: 'embed', category: 'embedding', status: 'available', pricing: { prompt: '0.001' }, endpoints: [{ provider: 'sim', model: 'e' }] },
     ],
   };
