@@ -67,6 +67,8 @@ export const configSchema = z
         /** Addition: public routes (no key) are metered per client address. */
         public_rate_limit: rateLimitSchema.default({ requests: 1200, interval: '60s' }),
         job_concurrency: z.number().int().positive().default(10),
+        /** Addition: the largest request body a route accepts; larger ones answer 413. */
+        max_request_body: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as "8mb", "512kb" or "65536b"').default('8mb'),
       })
       .prefault({}),
   })
@@ -82,6 +84,8 @@ export const configSchema = z
         if (!providers.has(e.provider)) ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `unknown provider "${e.provider}"` });
       });
       if (m.category === 'text' && !m.max_output_tokens) ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
+      // The listings promise an integer context length for every text model; no default would be true of all of them.
+      if (m.category === 'text' && !m.context_length) ctx.addIssue({ code: 'custom', path: ['models', i, 'context_length'], message: 'required for text models (the model listings report it)' });
     });
   });
 

@@ -41,7 +41,7 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
   });
   const demo = await ensureDemoAccount(billingDb);
-  const text = createTextService({ registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics });
+  const text = createTextService({ registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics }, { maxRequestBody: config.limits.max_request_body });
   const catalogue = createCatalogueService(registry);
   const edge = createEdge({
     billing: billing.port,

@@ -14,9 +14,9 @@ export interface TextService {
 }
 
 /** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
-export function createTextService(deps: SpendDeps): TextService {
+export function createTextService(deps: SpendDeps, opts: { maxRequestBody: string }): TextService {
   const router = Router();
-  router.use(express.json({ limit: '8mb' }));
+  router.use(express.json({ limit: opts.maxRequestBody }));
   const protocols = createProtocols();
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
     deps.circuits.snapshot().filter((c) => c.state !== 'closed').map((c) => [{ endpoint: c.endpoint }, c.state === 'open' ? 1 : 0.5]),

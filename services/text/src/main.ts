@@ -16,7 +16,7 @@ runMain('text', async () => {
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   warmTokenizer();
   const metrics = createMetrics();
-  const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics });
+  const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics }, { maxRequestBody: config.limits.max_request_body });
 
   const app = createServiceApp();
   app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));

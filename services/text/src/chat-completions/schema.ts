@@ -13,9 +13,11 @@ export const chatCompletionBody = z
     stream: z.boolean().optional(),
     max_tokens: z.number().int().positive().optional(),
     max_completion_tokens: z.number().int().positive().optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    n: z.literal(1, 'only n=1 is supported').optional(),
+    // Sampling parameters pass through unchanged: the contract bounds them on /v1/responses only, and each
+    // upstream knows its own range. `n` multiplies the worst case of the hold.
+    temperature: z.number().optional(),
+    top_p: z.number().optional(),
+    n: z.number().int().positive().optional(),
     models: z.array(z.string().min(1)).max(10).optional(),
   });
 

@@ -6,9 +6,11 @@ export const completionBody = z.looseObject({
   prompt: z.union([z.string(), z.array(z.string()).min(1, 'prompt must not be an empty array').max(20, 'at most 20 prompts per request')]),
   max_tokens: z.number().int().positive().optional(),
   stream: z.boolean().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  n: z.literal(1, 'only n=1 is supported').optional(),
+  // Passed through unchanged, as on chat: the upstream knows its own range.
+  temperature: z.number().optional(),
+  top_p: z.number().optional(),
+  // One choice per prompt is how a batch answers (choice i is prompt i), so several choices per prompt cannot be told apart.
+  n: z.literal(1, 'only n=1 is supported on /v1/completions (a batch answers one choice per prompt)').optional(),
   models: z.array(z.string().min(1)).max(10).optional(),
 });
 
