@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { errorEnvelope } from '@gateway/errors';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { chatCompletionBody, upstreamBody } from './schema';
@@ -16,13 +16,13 @@ export function mountChatCompletions(r: Router, deps: TextDeps): void {
       stream: body.stream === true,
     };
     if (!call.stream) {
-      const { completion, model, usage, requestId } = await completeChat(req, deps, call);
+      const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
       res.json({ ...completion, id: requestId, object: 'chat.completion', model: model.config.id, usage });
       return;
     }
     let slug = '';
     let id = '';
-    await streamChat(req, res, deps, call, {
+    await streamChat(contextOf(req), res, deps, call, {
       start(model, requestId) {
         slug = model.config.id;
         id = requestId;

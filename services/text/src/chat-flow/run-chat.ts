@@ -1,11 +1,11 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { ProviderConfig, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
-import { contextOf } from '@gateway/service-kit';
-import { PaidCall, type SpendDeps } from '@gateway/spend';
+import type { RequestContext } from '@gateway/service-kit';
+import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
 import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { promptText, textCharge, textWorstCase } from '../text-pricing';
-import { openSse } from './sse';
+import { withSseClient, type StreamClient } from './stream-client';
 
 export interface TextDeps extends SpendDeps {
   protocolOf(kind: ProviderConfig['kind']): TextProtocol | undefined;
@@ -55,10 +55,10 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 }
 
 /** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
-async function begin(req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined, streamed: boolean): Promise<PaidCall> {
+async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined, streamed: boolean): Promise<PaidCall> {
   const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length }));
   return PaidCall.begin(deps, {
-    ctx: contextOf(req),
+    ctx,
     category: 'text',
     slugs,
     streamed,
@@ -66,31 +66,23 @@ async function begin(req: Request, deps: TextDeps, slugs: string[], bodies: Chat
   });
 }
 
-/** Runs `fn`; anything that escapes after the hold releases it (a no-op once settled). */
-export async function guarded<T>(paid: PaidCall, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    await paid.release(e instanceof GatewayError ? e.code : 'upstream_unavailable');
-    throw e;
-  }
-}
-
 /** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
-export async function completeChat(req: Request, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
-  const { outcomes } = await completeChats(req, deps, call.slugs, [call.body], call.maxTokens);
+export async function completeChat(ctx: RequestContext, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
+  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body], call.maxTokens);
   return outcomes[0];
 }
 
 /**
  * Several upstream calls under one hold and one charge (a batch of prompts): the hold is the sum of the worst
  * cases, each call fails over on its own, and the request settles once at the sum of the actual charges.
+ * All or nothing: if any prompt fails, even after earlier ones answered, the client gets an error and no answer,
+ * so the whole hold is released and nothing is charged (the answered prompts' cost is the gateway's loss).
  */
 export async function completeChats(
-  req: Request, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
+  ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const paid = await begin(req, deps, slugs, bodies, maxTokens, false);
-  const requestId = contextOf(req).requestId;
+  const paid = await begin(ctx, deps, slugs, bodies, maxTokens, false);
+  const { requestId } = ctx;
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> = [];
     for (const body of bodies) {
@@ -119,67 +111,65 @@ function contentOf(c: ChatCompletion): string {
   return c.choices.map((ch) => (typeof ch.message?.content === 'string' ? ch.message.content : '') + JSON.stringify(ch.message?.tool_calls ?? '')).join('');
 }
 
+/** The streamed chat flow on an Express response: the response's close is the client leaving. */
+export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
+  return withSseClient(res, (client) => runChatStream(ctx, client, deps, call, sink));
+}
+
 /**
  * The streamed chat flow. The first chunk is pulled inside the failover loop, so an upstream that accepts and then
  * dies before saying anything still hands over to the next endpoint, and the client gets a JSON error with a real
  * status if all fail. After the first byte, a failure goes to the sink's error frame. Billing: the upstream's
  * usage when it reports it; on a break, the prompt plus the delivered tokens (counted); nothing if none was delivered.
  */
-export async function streamChat(req: Request, res: Response, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
-  const paid = await begin(req, deps, call.slugs, [call.body], call.maxTokens, true);
-  const requestId = contextOf(req).requestId;
-  const controller = new AbortController();
-  const clientGone = () => controller.abort();
-  res.on('close', clientGone);
+export async function runChatStream(ctx: RequestContext, client: StreamClient, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
+  const paid = await begin(ctx, deps, call.slugs, [call.body], call.maxTokens, true);
+  const { requestId } = ctx;
+  const { result, model } = await guarded(paid, () =>
+    paid.call(async (m, ep) => {
+      const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: client.signal, requestId, maxOutputTokens: m.config.max_output_tokens });
+      const iterator = chunks[Symbol.asyncIterator]();
+      return { iterator, first: await iterator.next() };
+    }, client.signal),
+  );
+  paid.markFirstByte();
+  client.open();
+  sink.start(model, requestId);
+
+  let delivered = '';
+  let finishReason: string | null = null;
+  let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
   try {
-    const { result, model } = await guarded(paid, () =>
-      paid.call(async (m, ep) => {
-        const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: controller.signal, requestId, maxOutputTokens: m.config.max_output_tokens });
-        const iterator = chunks[Symbol.asyncIterator]();
-        return { iterator, first: await iterator.next() };
-      }, controller.signal),
-    );
-    paid.markFirstByte();
-    openSse(res);
-    sink.start(model, requestId);
-
-    let delivered = '';
-    let finishReason: string | null = null;
-    let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
-    try {
-      for (let step = result.first; !step.done; step = await result.iterator.next()) {
-        const chunk = step.value;
-        for (const c of chunk.choices) {
-          if (typeof c.delta?.content === 'string') delivered += c.delta.content;
-          if (c.delta?.tool_calls) delivered += JSON.stringify(c.delta.tool_calls);
-          if (c.finish_reason) finishReason = c.finish_reason;
-        }
-        if (chunk.usage) reported = chunk.usage;
-        if (chunk.choices.length > 0) sink.chunk(chunk);
+    for (let step = result.first; !step.done; step = await result.iterator.next()) {
+      const chunk = step.value;
+      for (const c of chunk.choices) {
+        if (typeof c.delta?.content === 'string') delivered += c.delta.content;
+        if (c.delta?.tool_calls) delivered += JSON.stringify(c.delta.tool_calls);
+        if (c.finish_reason) finishReason = c.finish_reason;
       }
-    } catch (e) {
-      const prompt = countTokens(promptText(call.body));
-      const completion = countTokens(delivered);
-      if (completion === 0) await paid.release('upstream_unavailable');
-      else await paid.settlePartial({ chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' }, 'upstream_unavailable');
-      const why = controller.signal.aborted ? 'the client closed the stream' : (e as Error).message;
-      if (!res.writableEnded && !res.destroyed) {
-        sink.fail(e instanceof GatewayError ? e : new GatewayError('upstream_unavailable', `The upstream stream broke: ${why}`));
-        res.end();
-      }
-      return;
+      if (chunk.usage) reported = chunk.usage;
+      if (chunk.choices.length > 0) sink.chunk(chunk);
     }
-
-    const u = reported ?? { prompt_tokens: countTokens(promptText(call.body)), completion_tokens: countTokens(delivered) };
-    const cost = await paid.settle({
-      chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
-      tokensPrompt: u.prompt_tokens,
-      tokensCompletion: u.completion_tokens,
-      finishReason,
-    });
-    sink.finish({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost }, finishReason);
-    res.end();
-  } finally {
-    res.off('close', clientGone);
+  } catch (e) {
+    const prompt = countTokens(promptText(call.body));
+    const completion = countTokens(delivered);
+    if (completion === 0) await paid.release('upstream_unavailable');
+    else await paid.settlePartial({ chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' }, 'upstream_unavailable');
+    const why = client.signal.aborted ? 'the client closed the stream' : (e as Error).message;
+    if (client.writable()) {
+      sink.fail(e instanceof GatewayError ? e : new GatewayError('upstream_unavailable', `The upstream stream broke: ${why}`));
+      client.end();
+    }
+    return;
   }
+
+  const u = reported ?? { prompt_tokens: countTokens(promptText(call.body)), completion_tokens: countTokens(delivered) };
+  const cost = await paid.settle({
+    chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
+    tokensPrompt: u.prompt_tokens,
+    tokensCompletion: u.completion_tokens,
+    finishReason,
+  });
+  sink.finish({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost }, finishReason);
+  client.end();
 }

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import { completeChats, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { UNSUPPORTED, chatBodyFor, completionBody } from './schema';
@@ -20,7 +20,7 @@ export function mountCompletions(r: Router, deps: TextDeps): void {
     const slugs = [body.model, ...(body.models ?? [])];
 
     if (!body.stream) {
-      const { outcomes, total } = await completeChats(req, deps, slugs, prompts.map((p) => chatBodyFor(body, p)), body.max_tokens);
+      const { outcomes, total } = await completeChats(contextOf(req), deps, slugs, prompts.map((p) => chatBodyFor(body, p)), body.max_tokens);
       res.json({
         id: outcomes[0].requestId,
         object: 'text_completion',
@@ -40,7 +40,7 @@ export function mountCompletions(r: Router, deps: TextDeps): void {
     if (prompts.length > 1) throw new GatewayError('invalid_request', 'Invalid request: stream supports a single prompt; send the prompts as separate requests');
     let id = '';
     let slug = '';
-    await streamChat(req, res, deps, { slugs, body: chatBodyFor(body, prompts[0]), maxTokens: body.max_tokens, stream: true }, {
+    await streamChat(contextOf(req), res, deps, { slugs, body: chatBodyFor(body, prompts[0]), maxTokens: body.max_tokens, stream: true }, {
       start(model, requestId) {
         id = requestId;
         slug = model.config.id;

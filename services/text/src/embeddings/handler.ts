@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import type { EmbeddingProtocol } from '@gateway/upstreams';
 import { float32Base64 } from './base64';
 import { countedInputTokens, maxInputTokens } from './input-tokens';
@@ -11,7 +11,7 @@ export function mountEmbeddings(r: Router, deps: InputBilledDeps<EmbeddingProtoc
   r.post('/v1/embeddings', async (req, res) => {
     const body = validate(embeddingsBody, req.body);
     const input = inputsOf(body.input);
-    const { result, model, tokens, cost } = await runInputBilled(req, deps, {
+    const { result, model, tokens, cost } = await runInputBilled(contextOf(req), deps, {
       category: 'embedding',
       slug: body.model,
       route: '/v1/embeddings',

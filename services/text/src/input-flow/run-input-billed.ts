@@ -1,10 +1,8 @@
-import type { Request } from 'express';
 import type { ModelConfig, ModelRegistry, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
-import { contextOf } from '@gateway/service-kit';
-import { PaidCall, type SpendDeps } from '@gateway/spend';
+import type { RequestContext } from '@gateway/service-kit';
+import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
 import type { CallOptions } from '@gateway/upstreams';
-import { guarded } from '../chat-flow/run-chat';
 import { inputCharge } from '../text-pricing';
 
 export interface InputBilledDeps<P> extends SpendDeps {
@@ -41,9 +39,8 @@ export interface InputBilledOutcome<T> {
  * The flow shared by the routes billed on their input alone (embeddings, rerank): hold on an upper bound of the
  * input tokens, call with failover, settle on the tokens actually counted.
  */
-export async function runInputBilled<P, T>(req: Request, deps: InputBilledDeps<P>, call: InputBilledCall<P, T>): Promise<InputBilledOutcome<T>> {
+export async function runInputBilled<P, T>(ctx: RequestContext, deps: InputBilledDeps<P>, call: InputBilledCall<P, T>): Promise<InputBilledOutcome<T>> {
   refuseOtherCategory(deps.registry, call);
-  const ctx = contextOf(req);
   const paid = await PaidCall.begin(deps, {
     ctx,
     category: call.category,

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { messagesBody } from './schema';
@@ -15,13 +15,13 @@ export function mountMessages(r: Router, deps: TextDeps): void {
     const body = validate(messagesBody, req.body);
     const call: ChatCall = { slugs: [body.model], body: toChatBody(body), maxTokens: body.max_tokens, stream: body.stream === true };
     if (!call.stream) {
-      res.json(toMessage(await completeChat(req, deps, call)));
+      res.json(toMessage(await completeChat(contextOf(req), deps, call)));
       return;
     }
     const sink = messagesStreamSink((event, payload) => sendEvent(res, event, payload));
     let pings: NodeJS.Timeout | undefined;
     try {
-      await streamChat(req, res, deps, call, {
+      await streamChat(contextOf(req), res, deps, call, {
         ...sink,
         start(model, requestId) {
           sink.start(model, requestId);

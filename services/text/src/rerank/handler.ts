@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import { countTokens, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
@@ -12,7 +12,7 @@ export function mountRerank(r: Router, deps: InputBilledDeps<RerankProtocol>): v
     const documents = documentTexts(body.documents);
     // A top_n beyond the list means "all of them", not an error.
     const topN = Math.min(body.top_n ?? documents.length, documents.length);
-    const { result, model, tokens, cost, requestId } = await runInputBilled(req, deps, {
+    const { result, model, tokens, cost, requestId } = await runInputBilled(contextOf(req), deps, {
       category: 'rerank',
       slug: body.model,
       route: '/v1/rerank',

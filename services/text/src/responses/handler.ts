@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { validate } from '@gateway/service-kit';
+import { contextOf, validate } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { responsesBody } from './schema';
@@ -20,10 +20,10 @@ export function mountResponses(r: Router, deps: TextDeps): void {
       stream: body.stream === true,
     };
     if (!call.stream) {
-      const { completion, model, usage, requestId } = await completeChat(req, deps, call);
+      const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
       res.json(fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
       return;
     }
-    await streamChat(req, res, deps, call, responsesSink((type, payload) => sendEvent(res, type, payload), createdAt, echo));
+    await streamChat(contextOf(req), res, deps, call, responsesSink((type, payload) => sendEvent(res, type, payload), createdAt, echo));
   });
 }
