@@ -2,35 +2,24 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { createRedisMeter } from './redis';
 import type { RateMeter } from './port';
-import { REDIS_ENABLED, REDIS_URL, within } from '@gateway/testing';
+import { REDIS, REDIS_URL, useTestRedis } from '@gateway/testing';
 
-(REDIS_ENABLED ? describe : describe.skip)('redis meter', () => {
+REDIS.describe('redis meter', () => {
   const prefix = `rl-test:${randomUUID().slice(0, 8)}:`;
   const WINDOW_START = Date.UTC(2026, 0, 5, 10, 0, 0);
   let clock: number;
+  const testRedis = useTestRedis(Redis, prefix);
   let redis: Redis;
   let meter: RateMeter;
   let n = 0;
   const account = () => `acct-${++n}`;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-    redis.on('error', () => undefined);
-    await within(redis.ping(), 3_000, `Redis at ${REDIS_URL}`);
-  });
   beforeEach(() => {
+    redis = testRedis();
     clock = WINDOW_START + 7_250;
     meter = createRedisMeter(REDIS_URL, { prefix, now: () => clock });
   });
-  afterEach(() => meter.close());
-  afterAll(async () => {
-    try {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length) await redis.del(...keys);
-    } finally {
-      redis.disconnect();
-    }
-  });
+  afterEach(() => meter?.close());
 
   it('allows up to the limit, refuses past it, and keeps counting refused hits', async () => {
     const a = account();
