@@ -115,6 +115,8 @@ app.kubernetes.io/component: {{ .name }}
 {{- $secret := include "model-gateway.secretName" $root -}}
 - name: PORT
   value: {{ int $svc.port | quote }}
+- name: METRICS_PORT
+  value: {{ int $svc.metricsPort | quote }}
 - name: HOST
   value: "0.0.0.0"
 - name: LOG_LEVEL
@@ -228,6 +230,12 @@ app.kubernetes.io/component: {{ .name }}
 {{- end }}
 {{- if not $svc.port }}
 {{- fail (printf "services.%s.port is required" $name) }}
+{{- end }}
+{{- if not $svc.metricsPort }}
+{{- fail (printf "services.%s.metricsPort is required (probes and /metrics listen there, never on the public port)" $name) }}
+{{- end }}
+{{- if eq (int $svc.metricsPort) (int $svc.port) }}
+{{- fail (printf "services.%s.metricsPort must differ from its port" $name) }}
 {{- end }}
 {{- if not $svc.command }}
 {{- fail (printf "services.%s.command is required" $name) }}
