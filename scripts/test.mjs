@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `pnpm test`: type-check, then every jest project (unit, integration on real PostgreSQL and Redis, e2e on both
-// run modes), then the operator-contract smoke test when ../shared/tools is beside the checkout.
+// run modes), then the operator-contract smoke test in both run modes when ../shared/tools is beside the checkout.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,5 +23,7 @@ run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 const nodeOptions = [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--no-warnings=ExperimentalWarning'].filter(Boolean).join(' ');
 run('jest', bin('jest'), ['--maxWorkers=2', ...process.argv.slice(2)], { NODE_OPTIONS: nodeOptions });
 const smoke = path.resolve(root, '..', 'shared', 'tools', 'contract-smoke.mjs');
-if (fs.existsSync(smoke)) run('operator contract smoke', process.execPath, [smoke, root]);
-else process.stdout.write('\n(operator contract smoke skipped: ../shared/tools/contract-smoke.mjs is not beside this checkout)\n');
+if (fs.existsSync(smoke)) {
+  run('operator contract smoke (pnpm start)', process.execPath, [smoke, root]);
+  run('operator contract smoke (pnpm fleet)', process.execPath, [smoke, root, '--fleet']);
+} else process.stdout.write('\n(operator contract smoke skipped: ../shared/tools/contract-smoke.mjs is not beside this checkout)\n');
