@@ -2,4 +2,5 @@ export type { Db, Queryable, Row } from './db';
 export { openPg } from './pg';
 export { openPglite } from './pglite';
 export { migrate, type Migration } from './migrate';
+export { sqlFileMigration } from './sql-file';
 export { openServiceDb } from './open';
