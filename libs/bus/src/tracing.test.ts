@@ -4,6 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createMemoryBus } from './memory';
 import { withTracing } from './tracing';
+import { waitFor } from '@gateway/testing';
 
 describe('withTracing', () => {
   const exporter = new InMemorySpanExporter();
@@ -32,7 +33,7 @@ describe('withTracing', () => {
       span.end();
       return span.spanContext().traceId;
     });
-    for (let i = 0; i < 50 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => seen.length === 1, 'the consumer to run');
     expect(seen).toHaveLength(1);
     expect(seen[0].traceId).toBe(publisherTrace);
     expect(seen[0].traceparent).toContain(publisherTrace);
