@@ -4,6 +4,7 @@
  * Every gateway request is authenticated, metered, held and settled. Chat runs at BENCH_CONNECTIONS (50) and at 1
  * connection for BENCH_SECONDS (10); the other routes at BENCH_CONNECTIONS for BENCH_ROUTE_SECONDS (5).
  * BENCH_ROUTES=chat,embeddings picks routes; BENCH_SKIP_FLEET=1 leaves the fleet out (it needs PostgreSQL and Redis).
+ * `pnpm bench bus` measures the memory event bus alone instead (bench/bus.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -12,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startFleet } from '../deploy/local-fleet';
+import { benchBus } from './bus';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -160,7 +162,7 @@ async function main() {
   );
 }
 
-main().then(
+(process.argv[2] === 'bus' ? benchBus().then((table) => void process.stdout.write(table)) : main()).then(
   () => process.exit(0),
   (e) => {
     process.stderr.write(`bench failed: ${(e as Error).stack}\n`);
