@@ -1,37 +1,67 @@
 import { Pool } from 'undici';
+import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
+import { INTERNAL_PATHS, holdAnswer, holdRequest, verifyKeyAnswer, verifyKeyRequest } from './contract';
 import type { BillingPort, Hold, HoldRequest, KeyIdentity } from './port';
 
-/** Billing's internal API over HTTP with a keep-alive pool; any transport failure is a 503, never a 401. */
+const unreachable = () => new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
+/** An answer outside the contract (a half-deployed fleet, a proxy's error page): billing is not usable right now. */
+const unreadable = () => new GatewayError('upstream_unavailable', 'The key and billing service gave an answer the gateway cannot read; try again shortly');
+
+/**
+ * Billing's internal API over HTTP with a keep-alive pool, both ends of the wire checked against contract.ts.
+ * Any transport failure or unreadable answer is a 503, never a 401 or a crash.
+ */
 export function createBillingHttpClient(baseUrl: string, internalToken?: string): BillingPort & { close(): Promise<void> } {
   const pool = new Pool(baseUrl, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
   const headers = { 'content-type': 'application/json', ...(internalToken ? { 'x-gateway-internal-token': internalToken } : {}) };
 
-  async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
+  async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
+    let status: number;
+    let text: string;
     try {
-      const res = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) });
-      const text = await res.body.text();
-      return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+      const res = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(body) });
+      status = res.statusCode;
+      text = await res.body.text();
     } catch {
-      throw new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
+      throw unreachable();
     }
+    try {
+      return { status, json: text ? JSON.parse(text) : undefined };
+    } catch {
+      throw unreadable();
+    }
+  }
+
+  function answer<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw unreadable();
+    return parsed.data;
   }
 
   return {
     async verifyKey(rawKey): Promise<KeyIdentity | undefined> {
-      const r = await post('/internal/keys/verify', { key: rawKey });
-      if (r.status === 404) return undefined;
-      if (r.status !== 200) throw new GatewayError('upstream_unavailable', 'The key service failed; try again shortly');
-      return r.json.data as KeyIdentity;
+      // A key that does not fit the contract cannot be a key billing issued: unknown, as the embedded port says.
+      const body = verifyKeyRequest.safeEncode({ key: rawKey });
+      if (!body.success) return undefined;
+      const r = await post(INTERNAL_PATHS.verifyKey, body.data);
+      if (r.status === 200) return answer(verifyKeyAnswer, r.json).data;
+      // Only billing's own "unknown key" is a 401; any other 404 (a misrouted request) says nothing about the key.
+      if (r.status === 404 && GatewayError.fromEnvelope(r.status, r.json)?.code === 'invalid_api_key') return undefined;
+      throw new GatewayError('upstream_unavailable', 'The key service failed; try again shortly');
     },
     async placeHold(req: HoldRequest): Promise<Hold> {
-      const r = await post('/internal/holds', req);
-      if (r.status === 201) return { ...r.json.data, amountNano: BigInt(r.json.data.amountNano) };
+      const body = holdRequest.safeEncode(req);
+      if (!body.success) {
+        const issue = body.error.issues[0];
+        throw new GatewayError('invalid_request', `Invalid request: ${issue.path.join('.') || 'body'}: ${issue.message}`);
+      }
+      const r = await post(INTERNAL_PATHS.holds, body.data);
+      if (r.status === 201) return answer(holdAnswer, r.json).data;
       throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
     },
     async ping() {
-      // Billing's own readiness, asked on its internal listener (its /readyz sits on the metrics listener).
-      const res = await pool.request({ path: '/internal/ready', method: 'GET', headers }).catch(() => undefined);
+      const res = await pool.request({ path: '/readyz', method: 'GET' }).catch(() => undefined);
       await res?.body.dump();
       if (!res || res.statusCode !== 200) throw new Error('billing not ready');
     },

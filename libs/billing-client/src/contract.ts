@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { Hold, HoldRequest, KeyIdentity } from './port';
+
+/**
+ * Billing's internal API, defined once for both ends: the server (services/billing internal/router.ts) parses
+ * requests and encodes answers with these schemas, the fleet's client (http.ts) encodes requests and parses
+ * answers with them. A field changed on one side therefore changes it on the other, and an answer that does not
+ * fit is refused at the boundary (the client's 503) instead of crashing whatever reads it.
+ */
+export const INTERNAL_PATHS = {
+  verifyKey: '/internal/keys/verify',
+  holds: '/internal/holds',
+} as const;
+
+/** JSON has no bigint: nano-USD cross the wire as a decimal string and are a bigint on both sides. */
+const nanoUsd = z.codec(z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string'), z.bigint().nonnegative(), {
+  decode: (s) => BigInt(s),
+  encode: (n) => n.toString(),
+});
+
+export const verifyKeyRequest = z.object({ key: z.string().min(1).max(512) });
+
+const keyIdentity = z.object({
+  accountId: z.string().min(1),
+  keyId: z.string().min(1),
+  rateLimit: z.object({ requests: z.number().int().nonnegative(), intervalMs: z.number().int().nonnegative() }),
+});
+/** 200; an unknown, revoked or expired key is a 404 error envelope instead. */
+export const verifyKeyAnswer = z.object({ data: keyIdentity });
+
+export const holdRequest = z.object({
+  accountId: z.string(),
+  keyId: z.string(),
+  requestId: z.string(),
+  amountNano: nanoUsd,
+  model: z.string(),
+  idempotencyKey: z.string().max(255).optional(),
+  ttlMs: z.number().int().positive(),
+});
+
+const hold = z.object({ holdId: z.string().min(1), amountNano: nanoUsd, expiresAt: z.string() });
+/** 201; a refusal (402, 409) is the error envelope instead. */
+export const holdAnswer = z.object({ data: hold });
+
+// The port's types and the wire's must stay the same shape: a field added to one and not the other fails to
+// compile here, rather than being silently dropped when the object crosses the wire.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? ([keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false) : false) : false;
+const portMatchesWire: [Same<z.output<typeof keyIdentity>, KeyIdentity>, Same<z.output<typeof holdRequest>, HoldRequest>, Same<z.output<typeof hold>, Hold>] = [
+  true,
+  true,
+  true,
+];
+void portMatchesWire;
