@@ -50,15 +50,49 @@ describe('authenticate', () => {
     expect(up.body.account).toBe('acct_1');
   });
 
-  it('caches verifications, shares concurrent lookups, and forgets them after the TTL', async () => {
+  it('shares one billing lookup between concurrent requests for a key', async () => {
     let calls = 0;
-    const billing: BillingPort = { verifyKey: async () => { calls += 1; await new Promise((r) => setTimeout(r, 10)); return identity; }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
-    const { a } = app(billing, 50);
-    await Promise.all(Array.from({ length: 5 }, () => request(a).get('/x').set('x-api-key', 'sk_live_abc')));
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => (answer = r));
+    const billing: BillingPort = { verifyKey: async () => { calls += 1; await answered; return identity; }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+    const { a, keys } = app(billing);
+    // Billing answers only once all five requests are in the cache, so the five lookups truly overlap.
+    let arrived = 0;
+    let allArrived!: () => void;
+    const five = new Promise<void>((r) => (allArrived = r));
+    const verify = keys.verify.bind(keys);
+    jest.spyOn(keys, 'verify').mockImplementation((raw) => {
+      if (++arrived === 5) allArrived();
+      return verify(raw);
+    });
+    const sent = Array.from({ length: 5 }, () => request(a).get('/x').set('x-api-key', 'sk_live_abc').then((r) => r.status));
+    await five;
+    answer();
+    expect(await Promise.all(sent)).toEqual([200, 200, 200, 200, 200]);
     expect(calls).toBe(1);
-    await new Promise((r) => setTimeout(r, 80));
-    await request(a).get('/x').set('x-api-key', 'sk_live_abc');
-    expect(calls).toBe(2);
+  });
+
+  describe('with the clock under the test’s control', () => {
+    let now: number;
+    beforeEach(() => {
+      now = Date.UTC(2026, 0, 5);
+      jest.spyOn(Date, 'now').mockImplementation(() => now);
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('answers from cache until the TTL has passed, then asks billing again', async () => {
+      let calls = 0;
+      const billing: BillingPort = { verifyKey: async () => { calls += 1; return identity; }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+      const { a } = app(billing, 5_000);
+      const get = async () => (await request(a).get('/x').set('x-api-key', 'sk_live_abc')).status;
+      expect(await get()).toBe(200);
+      now += 4_999;
+      expect(await get()).toBe(200);
+      expect(calls).toBe(1);
+      now += 1;
+      expect(await get()).toBe(200);
+      expect(calls).toBe(2);
+    });
   });
 
   it('refuses malformed keys without asking billing', async () => {
