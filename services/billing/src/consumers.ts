@@ -3,23 +3,28 @@ import { EVENT_TYPES, TOPICS, holdCloseSchema } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import type { Ledger } from './ledger/holds';
 
-/** Settles and releases holds from the bus. Redelivery is harmless: close_hold is a no-op on a closed hold. */
+/**
+ * Settles and releases holds from the bus (`hold.close.v1`, keyed by hold). Delivery is at least once, and
+ * redelivery is harmless: close_hold is a no-op on a closed hold. A handler that throws (the database is down)
+ * gets the event again, so nothing is acknowledged before it is applied.
+ */
 export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger): Promise<Subscription> {
   return bus.subscribe('billing', [TOPICS.holds], async (event) => {
     if (event.type !== EVENT_TYPES.holdClose) return;
     const parsed = holdCloseSchema.safeParse(event.data);
     if (!parsed.success) {
-      // A malformed event can never apply; retrying it forever would block its account's queue.
+      // A malformed event can never apply; retrying it would only hold up the events queued behind it on its key.
       logger.error({ eventId: event.id, issues: parsed.error.issues }, 'dropping malformed hold event');
       return;
     }
     const ev = parsed.data;
     const { result, charged } = await ledger.closeHold(ev);
-    if (result === 'late_charged' || result === 'late_dropped' || result === 'unknown') {
-      logger.warn({ holdId: ev.hold_id, requestId: ev.request_id, result, charged: charged.toString() }, 'hold closed after expiry');
-    }
+    const about = { holdId: ev.hold_id, requestId: ev.request_id, result, charged: charged.toString() };
+    if (result === 'unknown') logger.warn(about, 'hold event for an unknown hold; nothing applied');
+    if (result === 'late_charged' || result === 'late_dropped') logger.warn(about, 'hold closed after expiry');
+    // Logged on every delivery, a redelivery included: an answer lost after the commit must not lose the warning.
     if (ev.record.capped_from_nano) {
-      logger.warn({ holdId: ev.hold_id, requestId: ev.request_id, reported: ev.record.capped_from_nano, charged: charged.toString() }, 'upstream reported more than the hold; charge capped');
+      logger.warn({ ...about, reported: ev.record.capped_from_nano }, 'upstream reported more than the hold; charge capped');
     }
   });
 }
