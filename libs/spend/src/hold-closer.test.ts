@@ -1,0 +1,72 @@
+import { HoldCloser } from './hold-closer';
+import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
+import { PaidCall } from './paid-call';
+import { answers, fakeUpstream, recordingLogger, spendFixture, testContext, type SpendFixture } from './testing';
+
+describe('HoldCloser', () => {
+  let fx: SpendFixture;
+  beforeEach(async () => (fx = await spendFixture([{ id: 'acme/a', endpoints: ['p1/a'] }])));
+  afterEach(() => fx.close());
+
+  /** A hold placed and answered by a PaidCall, as the first process would leave it. */
+  async function placedAndAnswered() {
+    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a'], streamed: true, worstCase: () => 5_000n });
+    const upstream = fakeUpstream({ 'p1/a': answers('ok') });
+    await paid.call((_m, ep) => upstream.protocol.chat(ep, {}, { signal: new AbortController().signal, requestId: paid.record.requestId }));
+    return paid;
+  }
+
+  it('a hold placed by one process is settled by another that has only its JSON record', async () => {
+    const paid = await placedAndAnswered();
+    const stored = JSON.stringify(holdRecordToJSON(paid.record)); // e.g. a job row; the first process then dies
+
+    // The second process shares nothing with the first but the bus.
+    const other = new HoldCloser({ bus: fx.bus, logger: recordingLogger([]) }, holdRecordFromJSON(JSON.parse(stored)));
+    expect(await other.settle({ chargeNano: 1_234n, tokensPrompt: 7, tokensCompletion: 9, finishReason: 'stop' }, { attempts: 1 })).toBe('0.000001234');
+    await other.settle({ chargeNano: 9n, tokensPrompt: 0, tokensCompletion: 0, finishReason: null }); // a retry of the job: no second event
+
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toEqual([
+      {
+        hold_id: paid.record.holdId,
+        account_id: 'acct_test',
+        request_id: paid.record.requestId,
+        outcome: 'settle',
+        charge_nano: '1234',
+        record: expect.objectContaining({
+          model: 'acme/a',
+          streamed: true,
+          status: 'succeeded',
+          error_code: null,
+          finish_reason: 'stop',
+          tokens_prompt: 7,
+          tokens_completion: 9,
+          attempts: 1,
+          fallback_used: false,
+        }),
+      },
+    ]);
+    expect(fx.billing.closes[0].record.capped_from_nano).toBeUndefined();
+  });
+
+  it('the JSON form carries the amount as a decimal string and reads back to the same record', async () => {
+    const paid = await placedAndAnswered();
+    const json = JSON.parse(JSON.stringify(holdRecordToJSON(paid.record)));
+    expect(json.amount_nano).toBe('5000');
+    expect(holdRecordFromJSON(json)).toEqual(paid.record);
+  });
+
+  it('refuses a stored record that is not a hold record, naming the field', async () => {
+    const json = holdRecordToJSON((await placedAndAnswered()).record);
+    expect(() => holdRecordFromJSON({ ...json, amount_nano: '-5' })).toThrow(/amount_nano/);
+    expect(() => holdRecordFromJSON({ ...json, started_at: 'yesterday' })).toThrow(/started_at/);
+  });
+
+  it('caps a charge from the record alone at the amount held', async () => {
+    const paid = await placedAndAnswered();
+    const closer = new HoldCloser({ bus: fx.bus, logger: recordingLogger([]) }, paid.record);
+    expect(await closer.settle({ chargeNano: 8_000n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' })).toBe('0.000005');
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ charge_nano: '5000', record: { capped_from_nano: '8000' } }]);
+  });
+});

@@ -1,0 +1,152 @@
+import { GatewayError } from '@gateway/errors';
+import { PaidCall } from './paid-call';
+import { answers, failingPublish, fails, fakeUpstream, spendFixture, testContext, type Behaviour, type SpendFixture, type TestModel } from './testing';
+
+const usage = (chargeNano: bigint) => ({ chargeNano, tokensPrompt: 3, tokensCompletion: 4, finishReason: 'stop' });
+
+describe('PaidCall', () => {
+  let fx: SpendFixture;
+  const world = async (models: TestModel[]) => (fx = await spendFixture(models));
+  afterEach(() => fx?.close());
+
+  /** Begins a text call on `slugs` holding `worstCase` nano-USD, and runs it against `behaviours`. */
+  async function run(slugs: string[], behaviours: Record<string, Behaviour>, opts: { worstCase?: bigint; signal?: AbortSignal } = {}) {
+    const upstream = fakeUpstream(behaviours);
+    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs, streamed: false, worstCase: () => opts.worstCase ?? 1_000_000n });
+    const answer = paid.call((_m, ep) => upstream.protocol.chat(ep, { messages: [] }, { signal: opts.signal ?? new AbortController().signal, requestId: paid.record.requestId }), opts.signal);
+    return { paid, answer, upstream, tried: () => upstream.calls.map((c) => c.endpoint) };
+  }
+
+  it('sizes the hold as the maximum worst case across the candidate models', async () => {
+    await world([
+      { id: 'acme/a', endpoints: ['p/a'] },
+      { id: 'acme/b', endpoints: ['p/b'] },
+      { id: 'acme/c', endpoints: ['p/c'] },
+    ]);
+    const worst: Record<string, bigint> = { 'acme/a': 10n, 'acme/b': 30n, 'acme/c': 20n };
+    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a', 'acme/b', 'acme/c'], streamed: false, worstCase: (m) => worst[m.config.id] });
+    expect(fx.billing.requests.map((r) => [r.amountNano, r.model])).toEqual([[30n, 'acme/a']]);
+    expect(paid.record.amountNano).toBe(30n);
+  });
+
+  it("fails over through the requested model's endpoints in order, then the next model's, skipping an open circuit", async () => {
+    await world([
+      { id: 'acme/a', endpoints: ['p1/a', 'p2/a', 'p3/a'] },
+      { id: 'acme/b', endpoints: ['p1/b'] },
+    ]);
+    fx.circuits.failure('p2/a');
+    const { paid, answer, tried } = await run(['acme/a', 'acme/b'], { 'p1/a': fails(503), 'p2/a': answers('never asked'), 'p3/a': fails(429), 'p1/b': answers('from b') });
+    const { model, result } = await answer;
+    expect(tried()).toEqual(['p1/a', 'p3/a', 'p1/b']);
+    expect(model.config.id).toBe('acme/b');
+    expect(result.choices[0].message.content).toBe('from b');
+
+    await paid.settle(usage(100n));
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: '100', record: { model: 'acme/b', attempts: 3, fallback_used: true } }]);
+  });
+
+  it('releases the hold when every upstream failed', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a', 'p2/a'] }]);
+    const { answer, paid } = await run(['acme/a'], { 'p1/a': fails(503), 'p2/a': fails(502) });
+    await expect(answer).rejects.toThrow(/Every upstream for this model failed \(2 attempts\); nothing was charged/);
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ hold_id: paid.record.holdId, outcome: 'release', charge_nano: '0', record: { status: 'failed', error_code: 'upstream_unavailable', attempts: 2 } }]);
+  });
+
+  it('releases the hold when no upstream is healthy by the time the call runs', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    const upstream = fakeUpstream({ 'p1/a': answers('never asked') });
+    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a'], streamed: false, worstCase: () => 1000n });
+    fx.circuits.failure('p1/a'); // another request opened the circuit after our hold was placed
+    await expect(paid.call((_m, ep) => upstream.protocol.chat(ep, {}, { signal: new AbortController().signal, requestId: 'r' }))).rejects.toThrow(
+      /No upstream is healthy for this model right now; nothing was charged/,
+    );
+    expect(upstream.calls).toEqual([]);
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ outcome: 'release', charge_nano: '0', record: { error_code: 'upstream_unavailable', attempts: 0 } }]);
+  });
+
+  it("stops at the client's own 4xx without failing over or opening a circuit, and releases", async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a', 'p2/a'] }]);
+    const { answer, tried } = await run(['acme/a'], { 'p1/a': fails(400), 'p2/a': answers('never asked') });
+    await expect(answer).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(tried()).toEqual(['p1/a']);
+    expect(fx.circuits.snapshot()).toEqual([]);
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ outcome: 'release', record: { error_code: 'invalid_request' } }]);
+  });
+
+  it('a client that leaves before the first byte opens no circuit, tries no other endpoint, and releases', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a', 'p2/a'] }]);
+    const client = new AbortController();
+    const hangUp: Behaviour = ({ signal }) => {
+      client.abort();
+      throw signal.reason;
+    };
+    const { answer, tried } = await run(['acme/a'], { 'p1/a': hangUp, 'p2/a': answers('never asked') }, { signal: client.signal });
+    await expect(answer).rejects.toThrow(/client closed the request/);
+    expect(tried()).toEqual(['p1/a']);
+    expect(fx.circuits.snapshot()).toEqual([]);
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ outcome: 'release', charge_nano: '0', record: { error_code: 'client_closed' } }]);
+  });
+
+  it("caps a charge above the hold at the hold and keeps the upstream's figure", async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    const { paid, answer } = await run(['acme/a'], { 'p1/a': answers('ok') }, { worstCase: 1_000n });
+    await answer;
+    expect(await paid.settle(usage(1_500n))).toBe('0.000001');
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: '1000', record: { status: 'succeeded', capped_from_nano: '1500' } }]);
+  });
+
+  it('charges a charge within the hold exactly, with no cap on the record', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    const { paid, answer } = await run(['acme/a'], { 'p1/a': answers('ok') }, { worstCase: 1_000n });
+    await answer;
+    expect(await paid.settle(usage(999n))).toBe('0.000000999');
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toHaveLength(1);
+    expect(fx.billing.closes[0].charge_nano).toBe('999');
+    expect(fx.billing.closes[0].record.capped_from_nano).toBeUndefined();
+  });
+
+  it('publishes one close per hold: settling twice, or settling then releasing, publishes only the first', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    const twice = await run(['acme/a'], { 'p1/a': answers('ok') });
+    await twice.answer;
+    await twice.paid.settle(usage(10n));
+    await twice.paid.settle(usage(20n));
+    const thenRelease = await run(['acme/a'], { 'p1/a': answers('ok') });
+    await thenRelease.answer;
+    await thenRelease.paid.settle(usage(30n));
+    await thenRelease.paid.release('upstream_unavailable');
+
+    await fx.billing.delivered();
+    expect(fx.billing.closes.map((c) => [c.hold_id, c.outcome, c.charge_nano])).toEqual([
+      [twice.paid.record.holdId, 'settle', '10'],
+      [thenRelease.paid.record.holdId, 'settle', '30'],
+    ]);
+  });
+
+  it('a hold-close publish that fails leaves the hold open for the sweeper and is logged; the caller still gets its charge', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    fx.deps = { ...fx.deps, bus: failingPublish(fx.bus) };
+    const { paid, answer } = await run(['acme/a'], { 'p1/a': answers('ok') });
+    await answer;
+    expect(await paid.settle(usage(10n))).toBe('0.00000001');
+    await fx.billing.delivered();
+    expect(fx.billing.closes).toEqual([]);
+    expect(fx.billing.open()).toEqual([paid.record.holdId]);
+    expect(fx.log).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/could not publish hold close/), fields: expect.objectContaining({ holdId: paid.record.holdId }) }));
+  });
+
+  it('refuses before any hold when no candidate is servable', async () => {
+    await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+    const begun = PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/missing'], streamed: false, worstCase: () => 1n });
+    await expect(begun).rejects.toBeInstanceOf(GatewayError);
+    await expect(begun).rejects.toMatchObject({ code: 'model_unavailable' });
+    expect(fx.billing.requests).toEqual([]);
+  });
+});

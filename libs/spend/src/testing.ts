@@ -1,0 +1,240 @@
+/**
+ * Fakes for the money flow's unit tests (never imported by product code): an in-memory billing that places holds
+ * and reads the hold-close events off the real memory bus as billing's consumer would, a text upstream that
+ * answers, fails or streams as told, a recording logger, and a fixture that wires them into SpendDeps.
+ */
+import type { BillingPort, HoldRequest } from '@gateway/billing-client';
+import { createMemoryBus, type EventBus } from '@gateway/bus';
+import { buildRegistry, parseConfig, type ModelConfig, type ModelRegistry, type ResolvedEndpoint } from '@gateway/config';
+import { EVENT_TYPES, TOPICS, holdCloseSchema, type HoldClose } from '@gateway/events';
+import type { Logger, RequestContext } from '@gateway/service-kit';
+import { UpstreamError, type ChatChunk, type ChatCompletion, type ChatUsage, type TextProtocol } from '@gateway/upstreams';
+import { Circuits } from './circuits';
+import type { SpendDeps } from './paid-call';
+
+let seq = 0;
+const next = () => ++seq;
+
+/** A request as the edge hands it over. */
+export function testContext(overrides: Partial<RequestContext> = {}): RequestContext {
+  const n = next();
+  return { requestId: `req_test${n}`, accountId: 'acct_test', keyId: 'key_test', startedAt: Date.now(), ...overrides };
+}
+
+export interface TestModel {
+  id: string;
+  /** `<provider>/<upstream model>`, which is also the endpoint's circuit key. */
+  endpoints: string[];
+  category?: ModelConfig['category'];
+  /** USD per token, as in the config file. */
+  prompt?: string;
+  completion?: string;
+  request?: string;
+  maxOutputTokens?: number;
+}
+
+/** A registry through the real config schema, so the models are what production would resolve. */
+export function testRegistry(models: TestModel[]): ModelRegistry {
+  const split = (e: string) => ({ provider: e.slice(0, e.indexOf('/')), model: e.slice(e.indexOf('/') + 1) });
+  const providers = [...new Set(models.flatMap((m) => m.endpoints.map((e) => split(e).provider)))];
+  return buildRegistry(
+    parseConfig({
+      providers: providers.map((id) => ({ id, kind: 'simulated' })),
+      models: models.map((m) => ({
+        id: m.id,
+        name: m.id,
+        category: m.category ?? 'text',
+        status: 'available',
+        context_length: 8192,
+        max_output_tokens: m.maxOutputTokens ?? 100,
+        pricing: { prompt: m.prompt ?? '0.000001', completion: m.completion ?? '0.000002', ...(m.request ? { request: m.request } : {}) },
+        endpoints: m.endpoints.map(split),
+      })),
+    }),
+  );
+}
+
+export interface FakeBilling {
+  port: BillingPort;
+  /** Every hold placed, in order. */
+  requests: HoldRequest[];
+  /** Every hold-close event billing's consumer received, in order, each already accepted by the real schema. */
+  closes: HoldClose[];
+  /** Holds placed that no close event has reached (the sweeper would release them at expiry). */
+  open(): string[];
+  /** Resolves once every event published so far on the placed holds' keys has reached the consumer. */
+  delivered(): Promise<void>;
+}
+
+const FLUSH = 'test.flush';
+
+/** Billing as the money flow sees it: holds placed through the port, closes read off the bus by a 'billing' group. */
+export async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
+  const requests: HoldRequest[] = [];
+  const holdIds: string[] = [];
+  const closes: HoldClose[] = [];
+  const malformed: unknown[] = [];
+  const flushed = new Map<string, () => void>();
+
+  await bus.subscribe('billing', [TOPICS.holds], async (event) => {
+    if (event.type === FLUSH) return void flushed.get(event.id)?.();
+    if (event.type !== EVENT_TYPES.holdClose) return void malformed.push(event);
+    const parsed = holdCloseSchema.safeParse(event.data);
+    if (parsed.success) closes.push(parsed.data);
+    else malformed.push(event.data);
+  });
+
+  return {
+    port: {
+      async verifyKey() {
+        throw new Error('fake billing: verifyKey is not part of the money flow');
+      },
+      async placeHold(req) {
+        requests.push(req);
+        const holdId = `hold_test${next()}`;
+        holdIds.push(holdId);
+        return { holdId, amountNano: req.amountNano, expiresAt: new Date(Date.now() + req.ttlMs).toISOString() };
+      },
+      async ping() {},
+    },
+    requests,
+    closes,
+    open: () => holdIds.filter((id) => !closes.some((c) => c.hold_id === id)),
+    async delivered() {
+      // The memory bus delivers one key's events in publish order, so a marker on each hold's key arriving means
+      // everything published before it on that key has arrived too: no sleeping, no guessing.
+      await Promise.all(
+        holdIds.map(
+          (key) =>
+            new Promise<void>((resolve, reject) => {
+              const id = `${FLUSH}:${next()}`;
+              flushed.set(id, resolve);
+              bus.publish(TOPICS.holds, { id, type: FLUSH, key, data: null }).catch(reject);
+            }),
+        ),
+      );
+      if (malformed.length) throw new Error(`billing's consumer would reject: ${JSON.stringify(malformed)}`);
+    },
+  };
+}
+
+/** The same bus, except that every publish fails, as a broker outage would. */
+export function failingPublish(bus: EventBus): EventBus {
+  return { ...bus, publish: async () => { throw new Error('broker unreachable'); } };
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/** A logger that keeps its lines for assertions; only the pino calls the money flow makes are implemented. */
+export function recordingLogger(lines: LogLine[]): Logger {
+  const at = (level: string) => (a: unknown, b?: unknown) => {
+    lines.push(typeof a === 'string' ? { level, msg: a, fields: {} } : { level, msg: String(b ?? ''), fields: (a ?? {}) as Record<string, unknown> });
+  };
+  const logger = { level: 'trace', fatal: at('fatal'), error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace'), child: () => logger };
+  return logger as unknown as Logger;
+}
+
+/** How one fake endpoint answers: the pieces of its reply, or a throw for a failed attempt. */
+export interface Reply {
+  /** One chunk each when streamed, joined when not. */
+  pieces: string[];
+  /** What the upstream reports; streamed, it comes in a last chunk without choices. */
+  usage?: ChatUsage;
+  finishReason?: string;
+  /** Streamed: after the pieces the stream breaks with this instead of finishing. Not streamed: the call fails. */
+  breakWith?: Error;
+}
+
+export interface UpstreamCall {
+  endpoint: string;
+  stream: boolean;
+  body: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+export type Behaviour = (call: UpstreamCall) => Reply | Promise<Reply>;
+
+/** An endpoint that answers `text`, reporting `usage` when given. */
+export const answers = (text: string, usage?: ChatUsage): Behaviour => () => ({ pieces: [text], usage });
+
+/** An endpoint that refuses with `status` before answering: 5xx and 429 fail over, 400 is the client's fault. */
+export const fails = (status = 503): Behaviour => () => {
+  throw new UpstreamError('status', `fake upstream answered ${status}`, status);
+};
+
+export interface FakeUpstream {
+  protocol: TextProtocol;
+  /** Every attempt, in order. */
+  calls: UpstreamCall[];
+}
+
+/**
+ * A text protocol without HTTP. An endpoint with no behaviour is unreachable. Streams open with a role-only chunk
+ * (as OpenAI's do), and check the signal before each further chunk, as a real connection torn down would.
+ */
+export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstream {
+  const calls: UpstreamCall[] = [];
+  const reply = async (ep: ResolvedEndpoint, body: Record<string, unknown>, signal: AbortSignal, stream: boolean): Promise<Reply> => {
+    const call = { endpoint: ep.key, stream, body, signal };
+    calls.push(call);
+    const behaviour = behaviours[ep.key];
+    if (!behaviour) throw new UpstreamError('connect', `fake upstream: nothing listens at ${ep.key}`);
+    return behaviour(call);
+  };
+  const head = (ep: ResolvedEndpoint) => ({ id: `up_${next()}`, created: 0, model: ep.upstreamModel });
+  return {
+    calls,
+    protocol: {
+      async chat(ep, body, opts): Promise<ChatCompletion> {
+        const r = await reply(ep, body, opts.signal, false);
+        if (r.breakWith) throw r.breakWith;
+        const message = { role: 'assistant', content: r.pieces.join('') };
+        return { ...head(ep), object: 'chat.completion', choices: [{ index: 0, message, finish_reason: r.finishReason ?? 'stop' }], usage: r.usage };
+      },
+      async chatStream(ep, body, opts): Promise<AsyncIterable<ChatChunk>> {
+        const r = await reply(ep, body, opts.signal, true);
+        const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null): ChatChunk => ({
+          ...head(ep), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }],
+        });
+        return (async function* () {
+          yield chunk({ role: 'assistant', content: '' });
+          for (const piece of r.pieces) {
+            opts.signal.throwIfAborted();
+            yield chunk({ content: piece });
+          }
+          opts.signal.throwIfAborted();
+          if (r.breakWith) throw r.breakWith;
+          yield chunk({}, r.finishReason ?? 'stop');
+          if (r.usage) yield { ...head(ep), object: 'chat.completion.chunk', choices: [], usage: r.usage };
+        })();
+      },
+    },
+  };
+}
+
+export interface SpendFixture {
+  deps: SpendDeps;
+  bus: EventBus;
+  billing: FakeBilling;
+  circuits: Circuits;
+  log: LogLine[];
+  /** Closes the bus, delivering what is queued first. */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything PaidCall needs, in memory. Circuits open on the first failure, so a test that expects none opened
+ * would see the one a stray failure opened.
+ */
+export async function spendFixture(models: TestModel[]): Promise<SpendFixture> {
+  const bus = createMemoryBus();
+  const billing = await fakeBilling(bus);
+  const circuits = new Circuits(1, 60_000);
+  const log: LogLine[] = [];
+  const deps: SpendDeps = { registry: testRegistry(models), billing: billing.port, bus, circuits, logger: recordingLogger(log) };
+  return { deps, bus, billing, circuits, log, close: () => bus.close() };
+}

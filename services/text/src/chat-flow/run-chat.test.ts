@@ -1,0 +1,169 @@
+import type { GatewayError } from '@gateway/errors';
+import { formatUsd } from '@gateway/money';
+import { answers, failingPublish, fails, fakeUpstream, spendFixture, testContext, type Behaviour, type SpendFixture, type TestModel } from '@gateway/spend/src/testing';
+import { UpstreamError, countTokens } from '@gateway/upstreams';
+import { promptText, textCharge, textWorstCase } from '../text-pricing';
+import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
+import type { StreamClient } from './stream-client';
+
+const body = (text: string): ChatCall['body'] => ({ messages: [{ role: 'user', content: text }] });
+const chat = (slugs: string[], text = 'Hi', maxTokens?: number): ChatCall => ({ slugs, body: body(text), maxTokens, stream: false });
+
+describe('chat flow', () => {
+  let fx: SpendFixture;
+  afterEach(() => fx?.close());
+
+  /** The flow's deps over the fixture, with every provider kind served by one fake upstream. */
+  async function world(models: TestModel[], behaviours: Record<string, Behaviour>) {
+    fx = await spendFixture(models);
+    const upstream = fakeUpstream(behaviours);
+    const deps: TextDeps = { ...fx.deps, protocolOf: () => upstream.protocol };
+    return { deps, upstream, model: (id: string) => fx.deps.registry.get(id)! };
+  }
+
+  describe('not streamed', () => {
+    it("settles at the upstream's reported usage, priced by the model that answered", async () => {
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('Hello', { prompt_tokens: 10, completion_tokens: 5 }) });
+      const outcome = await completeChat(testContext(), deps, chat(['acme/chat']));
+      const charge = textCharge(model('acme/chat'), 10, 5);
+      expect(outcome.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: formatUsd(charge) });
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: charge.toString(), record: { model: 'acme/chat', tokens_prompt: 10, tokens_completion: 5 } }]);
+    });
+
+    it('sizes the hold as the maximum worst case across the requested model and its fallbacks', async () => {
+      const { deps, model } = await world(
+        [
+          { id: 'acme/cheap', endpoints: ['p1/cheap'], completion: '0.000001' },
+          { id: 'acme/dear', endpoints: ['p1/dear'], completion: '0.00001' },
+        ],
+        { 'p1/cheap': answers('ok') },
+      );
+      await completeChat(testContext(), deps, chat(['acme/cheap', 'acme/dear'], 'Hi', 50));
+      const dear = textWorstCase(model('acme/dear'), 'Hi', 1, 50);
+      expect(dear).toBeGreaterThan(textWorstCase(model('acme/cheap'), 'Hi', 1, 50));
+      expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([dear]);
+    });
+
+    it("holds a prompt batch at the sum of its prompts' worst cases and settles it once", async () => {
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }) });
+      const { outcomes, total } = await completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second prompt')], 20);
+      const m = model('acme/chat');
+      expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([textWorstCase(m, 'first', 1, 20) + textWorstCase(m, 'second prompt', 1, 20)]);
+      expect(outcomes).toHaveLength(2);
+      expect(total.cost).toBe(formatUsd(2n * textCharge(m, 2, 1)));
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: (2n * textCharge(m, 2, 1)).toString() }]);
+    });
+
+    it('releases the whole hold of a prompt batch when a later prompt fails after earlier ones answered', async () => {
+      let answered = 0;
+      const firstOnly: Behaviour = (call) => (answered++ === 0 ? answers('ok', { prompt_tokens: 2, completion_tokens: 1 })(call) : fails(503)(call));
+      const { deps, upstream } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': firstOnly });
+      await expect(completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second')], 20)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+      expect(upstream.calls).toHaveLength(2);
+      // The client got an error and no answer, so nothing is charged for the prompt that did answer.
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'release', charge_nano: '0', record: { status: 'failed', error_code: 'upstream_unavailable' } }]);
+    });
+
+    it('a hold-close publish that fails leaves the hold open and is logged, and the caller still gets its answer', async () => {
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('Hello', { prompt_tokens: 1, completion_tokens: 1 }) });
+      const outcome = await completeChat(testContext(), { ...deps, bus: failingPublish(fx.bus) }, chat(['acme/chat']));
+      expect(outcome.completion.choices[0].message.content).toBe('Hello');
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toEqual([]);
+      expect(fx.billing.open()).toHaveLength(1);
+      expect(fx.log).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/could not publish hold close/) }));
+    });
+  });
+
+  describe('streamed', () => {
+    /** A client that records what the sink was told, and can hang up. */
+    function client() {
+      const connection = new AbortController();
+      const seen = { opened: false, ended: false, chunks: [] as string[], finished: undefined as ChatUsageFigures | undefined, failed: undefined as GatewayError | undefined };
+      const c: StreamClient = {
+        signal: connection.signal,
+        open: () => void (seen.opened = true),
+        writable: () => !seen.ended && !connection.signal.aborted,
+        end: () => void (seen.ended = true),
+      };
+      const sink: StreamSink = {
+        start() {},
+        chunk: (ch) => void seen.chunks.push(String(ch.choices[0]?.delta?.content ?? '')),
+        finish: (usage) => void (seen.finished = usage),
+        fail: (error) => void (seen.failed = error),
+      };
+      return { client: c, sink, seen, leave: () => connection.abort() };
+    }
+
+    const stream = (text = 'Hi', maxTokens?: number): ChatCall => ({ ...chat(['acme/chat'], text, maxTokens), stream: true });
+    const broken = () => new UpstreamError('broken_stream', 'upstream connection broke');
+
+    it('settles a finished stream at the reported usage and tells the sink the cost', async () => {
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: ['Hel', 'lo'], usage: { prompt_tokens: 4, completion_tokens: 2 } }) });
+      const c = client();
+      await runChatStream(testContext(), c.client, deps, stream(), c.sink);
+      const charge = textCharge(model('acme/chat'), 4, 2);
+      expect(c.seen).toMatchObject({ opened: true, ended: true, chunks: ['', 'Hel', 'lo', ''], finished: { prompt_tokens: 4, completion_tokens: 2, cost: formatUsd(charge) } });
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: charge.toString(), record: { streamed: true, status: 'succeeded' } }]);
+    });
+
+    it('a client that leaves after the first byte is charged for the delivered tokens only', async () => {
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: ['Hello', ' there', ' friend'] }) });
+      const c = client();
+      const leaveAfterHello: StreamSink = { ...c.sink, chunk: (ch) => (c.sink.chunk(ch), ch.choices[0]?.delta?.content === 'Hello' && c.leave()) };
+      await runChatStream(testContext(), c.client, deps, stream('Hi'), leaveAfterHello);
+      expect(c.seen.chunks).toEqual(['', 'Hello']);
+      const prompt = countTokens(promptText(body('Hi')));
+      const charge = textCharge(model('acme/chat'), prompt, countTokens('Hello'));
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([
+        { outcome: 'settle', charge_nano: charge.toString(), record: { status: 'failed', tokens_prompt: prompt, tokens_completion: countTokens('Hello') } },
+      ]);
+      expect(c.seen.failed).toBeUndefined(); // nobody is left to read an error frame
+    });
+
+    it('releases a stream that breaks before delivering any token, and tells the client', async () => {
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: [], breakWith: broken() }) });
+      const c = client();
+      await runChatStream(testContext(), c.client, deps, stream(), c.sink);
+      expect(c.seen).toMatchObject({ opened: true, ended: true, failed: { code: 'upstream_unavailable' } });
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'release', charge_nano: '0', record: { error_code: 'upstream_unavailable' } }]);
+    });
+
+    it('caps a partial charge at the hold', async () => {
+      const words = Array.from({ length: 30 }, () => ' word');
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: words, breakWith: broken() }) });
+      const c = client();
+      // max_tokens 1 keeps the hold far below what 30 delivered words cost.
+      await runChatStream(testContext(), c.client, deps, stream('Hi', 1), c.sink);
+      const held = textWorstCase(model('acme/chat'), 'Hi', 1, 1);
+      const delivered = textCharge(model('acme/chat'), countTokens(promptText(body('Hi'))), countTokens(words.join('')));
+      expect(delivered).toBeGreaterThan(held);
+      expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([held]);
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: held.toString(), record: { status: 'failed', capped_from_nano: delivered.toString() } }]);
+      expect(c.seen.failed).toMatchObject({ code: 'upstream_unavailable' });
+    });
+
+    it('a client that leaves before the first byte is refused and its hold released', async () => {
+      const c = client();
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat', 'p2/chat'] }], {
+        'p1/chat': ({ signal }) => {
+          c.leave();
+          throw signal.reason;
+        },
+        'p2/chat': answers('never asked'),
+      });
+      await expect(runChatStream(testContext(), c.client, deps, stream(), c.sink)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+      expect(c.seen.opened).toBe(false);
+      expect(fx.circuits.snapshot()).toEqual([]);
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'release', record: { error_code: 'client_closed' } }]);
+    });
+  });
+});
