@@ -22,4 +22,21 @@ describe('batched', () => {
     const out = await Promise.allSettled([1, 2, 3, 4].map((i) => call(i)));
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
   });
+
+  it('splits more than 256 waiting calls into batches of at most 256, each caller answered with its own result', async () => {
+    const sizes: number[] = [];
+    const call = batched(
+      async (items: number[]) => {
+        sizes.push(items.length);
+        return items.map((i) => i * 2);
+      },
+      async (i: number) => {
+        sizes.push(1);
+        return i * 2;
+      },
+    );
+    const out = await Promise.all(Array.from({ length: 600 }, (_, i) => call(i)));
+    expect(out).toEqual(Array.from({ length: 600 }, (_, i) => i * 2));
+    expect(sizes).toEqual([256, 256, 88]);
+  });
 });
