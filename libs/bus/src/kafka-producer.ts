@@ -1,4 +1,5 @@
-import type { Message, Producer } from 'kafkajs';
+import type { Message } from 'kafkajs';
+import type { KafkaProducer } from './kafka-client';
 
 interface Pending {
   topic: string;
@@ -17,7 +18,7 @@ export class BatchingProducer {
   private flushing?: Promise<void>;
 
   constructor(
-    private readonly producer: Producer,
+    private readonly producer: Pick<KafkaProducer, 'sendBatch'>,
     private readonly connect: () => Promise<void>,
   ) {}
 

@@ -1,7 +1,10 @@
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type EachMessagePayload, type KafkaConfig } from 'kafkajs';
-import type { BusEvent, EventBus, Handler, SubscribeOptions, Subscription } from './port';
-import { assertEvent, decodeEvent, encodeEvent } from './codec';
-import { errorMessage, guarded, logBusError, type BusErrorHandler } from './errors';
+import { Kafka, Partitioners, logLevel, type KafkaConfig } from 'kafkajs';
+import type { EventBus, Handler, SubscribeOptions, Subscription } from './port';
+import { assertEvent } from './codec';
+import { guarded, logBusError, type BusErrorHandler } from './errors';
+import type { KafkaAdmin, KafkaClient } from './kafka-client';
+import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessage, topicsToCreate, type CreateTopics } from './kafka-codec';
+import { messageHandler } from './kafka-consumer';
 import { BatchingProducer } from './kafka-producer';
 import { settleWithin } from './timing';
 
@@ -12,7 +15,7 @@ export interface KafkaBusOptions {
   /** Where a new group starts. Default false (the tail), as the Redis adapter does. */
   fromBeginning?: boolean;
   /** Create missing topics on subscribe; off by default because production topics belong to infrastructure code. */
-  createTopics?: { numPartitions?: number; replicationFactor?: number };
+  createTopics?: CreateTopics;
   /** Handler calls per message before it is dead-lettered. Default 10. */
   maxAttempts?: number;
   /** Where given-up messages go. Default `<topic>.dead-letter`. */
@@ -31,11 +34,15 @@ export interface KafkaBusOptions {
  */
 export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): EventBus {
   if (brokers.length === 0) throw new Error('bus: kafka needs at least one broker');
+  return kafkaBusOn(new Kafka({ logLevel: logLevel.WARN, ...opts.kafka, brokers, clientId: opts.clientId ?? 'gateway-bus' }), opts);
+}
+
+/** The adapter over any client; `createKafkaBus` is it over a real one. */
+export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clientId' | 'kafka'> = {}): EventBus {
   const onError = guarded(opts.onError ?? logBusError);
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 10);
-  const deadLetterTopic = opts.deadLetterTopic ?? ((topic: string) => `${topic}.dead-letter`);
+  const deadLetterTopic = opts.deadLetterTopic ?? defaultDeadLetterTopic;
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
-  const kafka = new Kafka({ logLevel: logLevel.WARN, ...opts.kafka, brokers, clientId: opts.clientId ?? 'gateway-bus' });
 
   // One request in flight per broker: a retried request can then never overtake a later one for the same key.
   // The Java-compatible partitioner puts a key on the same partition as producers written in other languages would.
@@ -48,8 +55,8 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
     }));
   const producer = new BatchingProducer(rawProducer, connectProducer);
 
-  let admin: Admin | undefined;
-  let adminReady: Promise<Admin> | undefined;
+  let admin: KafkaAdmin | undefined;
+  let adminReady: Promise<KafkaAdmin> | undefined;
   const getAdmin = () =>
     (adminReady ??= (async () => {
       admin = kafka.admin();
@@ -63,61 +70,22 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
   const subscriptions = new Set<Subscription>();
   let closed = false;
 
-  function toMessage(event: BusEvent) {
-    return {
-      key: event.key,
-      value: encodeEvent(event),
-      headers: { ...event.headers, 'bus-id': event.id, 'bus-type': event.type },
-    };
-  }
-
   async function subscribe(group: string, topics: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
     if (closed) throw new Error('bus: subscribe on a closed kafka bus');
     if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
     if (opts.createTopics) {
-      const { numPartitions = 3, replicationFactor } = opts.createTopics;
-      await (await getAdmin()).createTopics({
-        waitForLeaders: true,
-        topics: topics.map((topic) => ({ topic, numPartitions, ...(replicationFactor ? { replicationFactor } : {}) })),
-      });
+      await (await getAdmin()).createTopics({ waitForLeaders: true, topics: topicsToCreate(topics, opts.createTopics) });
     }
-    // Kafka's "dead consumer" detection is the session timeout; the broker refuses values under its minimum (6 s by default).
-    const sessionTimeout = sub.claimIdleMs === undefined ? undefined : Math.max(6_000, sub.claimIdleMs);
-    const consumer = kafka.consumer({
-      groupId: group,
-      ...(sessionTimeout ? { sessionTimeout, heartbeatInterval: Math.floor(sessionTimeout / 3) } : {}),
+    const consumer = kafka.consumer(consumerConfig(group, sub.claimIdleMs));
+    const { eachMessage, rebalanced } = messageHandler({
+      group,
+      handler,
+      maxAttempts,
+      deadLetter: (d) => producer.send(deadLetterTopic(d.topic), deadLetterMessage(d)),
+      onError,
     });
-    const attempts = new Map<string, number>();
     consumer.on(consumer.events.CRASH, (e) => onError(e.payload.error, { adapter: 'kafka', action: 'none', group }));
-    // After a rebalance another member may own those partitions; counts for them would only leak.
-    consumer.on(consumer.events.GROUP_JOIN, () => attempts.clear());
-
-    async function eachMessage({ topic, partition, message }: EachMessagePayload): Promise<void> {
-      const raw = message.value?.toString('utf8') ?? '';
-      let event: BusEvent;
-      try {
-        event = decodeEvent(raw);
-      } catch (err) {
-        await deadLetter(topic, raw, err, undefined, group);
-        return;
-      }
-      const where = `${topic}/${partition}/${message.offset}`;
-      try {
-        await handler(event, topic);
-        attempts.delete(where);
-      } catch (err) {
-        const n = (attempts.get(where) ?? 0) + 1;
-        if (n >= maxAttempts) {
-          attempts.delete(where);
-          await deadLetter(topic, raw, err, event, group);
-          return;
-        }
-        attempts.set(where, n);
-        onError(err, { adapter: 'kafka', action: 'will-retry', topic, group, event });
-        // Rethrowing makes kafkajs seek back to this offset and retry with backoff instead of committing it.
-        throw err;
-      }
-    }
+    consumer.on(consumer.events.GROUP_JOIN, rebalanced);
 
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, () => {
@@ -151,23 +119,13 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
     return subscription;
   }
 
-  /** The original bytes go along, so a message that failed to decode can still be inspected. */
-  async function deadLetter(topic: string, raw: string, err: unknown, event: BusEvent | undefined, group: string): Promise<void> {
-    await producer.send(deadLetterTopic(topic), {
-      key: event?.key ?? null,
-      value: raw,
-      headers: { 'bus-group': group, 'bus-error': errorMessage(err), 'bus-topic': topic },
-    });
-    onError(err, { adapter: 'kafka', action: 'dead-lettered', topic, group, event });
-  }
-
   return {
     kind: 'kafka',
 
     async publish(topic, event) {
       assertEvent(topic, event);
       if (closed) throw new Error('bus: publish on a closed kafka bus');
-      await producer.send(topic, toMessage(event));
+      await producer.send(topic, toKafkaMessage(event));
     },
 
     subscribe,
