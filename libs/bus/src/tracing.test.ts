@@ -1,25 +1,11 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { trace } from '@opentelemetry/api';
 import { createMemoryBus } from './memory';
 import { withTracing } from './tracing';
+import { useInMemoryTracing } from './testing/otel';
 import { waitFor } from '@gateway/testing';
 
 describe('withTracing', () => {
-  const exporter = new InMemorySpanExporter();
-  beforeAll(() => {
-    const provider = new BasicTracerProvider();
-    provider.addSpanProcessor(new SimpleSpanProcessor(exporter));
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  });
-  afterAll(() => {
-    trace.disable();
-    context.disable();
-    propagation.disable();
-  });
+  const exporter = useInMemoryTracing();
 
   it('continues the publisher’s trace in the consumer, across the bus', async () => {
     const bus = withTracing(createMemoryBus());

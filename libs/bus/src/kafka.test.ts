@@ -1,0 +1,303 @@
+import { Partitioners } from 'kafkajs';
+import { trace } from '@opentelemetry/api';
+import type { BusEvent, EventBus, Handler } from './port';
+import type { BusErrorContext } from './errors';
+import { kafkaBusOn, type KafkaBusOptions } from './kafka';
+import { HEADER, toKafkaMessage } from './kafka-codec';
+import { withTracing } from './tracing';
+import { FakeKafka } from './testing/fake-kafka';
+import { useInMemoryTracing } from './testing/otel';
+
+/** The Kafka adapter's own decisions, over a fake kafkajs client: no broker can run where the unit tests do. */
+describe('kafka bus over a fake kafkajs client', () => {
+  let kafka: FakeKafka;
+  let bus: EventBus;
+  let opened: EventBus[] = [];
+  let errors: { err: unknown; ctx: BusErrorContext }[];
+  let n = 0;
+  const ev = (key = 'hold_1'): BusEvent => ({ id: `evt-${++n}`, type: 'hold.close.v1', key, data: { n }, headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` } });
+  const open = (opts: Omit<KafkaBusOptions, 'clientId' | 'kafka' | 'onError'> = {}, fake = new FakeKafka()) => {
+    kafka = fake;
+    bus = kafkaBusOn(kafka, { ...opts, onError: (err, ctx) => errors.push({ err, ctx }) });
+    opened.push(bus);
+    return bus;
+  };
+  /** Subscribes and returns the consumer the adapter made for it. */
+  const subscribe = async (handler: Handler, group = 'billing', claimIdleMs?: number) => {
+    const made = kafka.nextConsumer();
+    await bus.subscribe(group, ['billing.holds'], handler, claimIdleMs === undefined ? {} : { claimIdleMs });
+    return made;
+  };
+  const actions = () => errors.map((e) => e.ctx.action);
+
+  beforeEach(() => {
+    errors = [];
+    open();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.map((b) => b.close()));
+    opened = [];
+  });
+
+  describe('publishing', () => {
+    it('sends each event as one message keyed by the event key, acknowledged by all in-sync replicas', async () => {
+      const e = ev('hold_9');
+      await bus.publish('billing.holds', e);
+      expect(kafka.batches).toHaveLength(1);
+      expect(kafka.batches[0].acks).toBe(-1);
+      expect(kafka.sent).toEqual([{ topic: 'billing.holds', message: toKafkaMessage(e) }]);
+    });
+
+    it('uses kafkajs’s default partitioner with one request in flight, so a key’s events keep their order on retries', () => {
+      expect(kafka.producerConfig).toEqual({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+    });
+
+    it('connects the producer once, on the first publish', async () => {
+      expect(kafka.producerConnects).toBe(0);
+      await bus.publish('billing.holds', ev());
+      await bus.publish('billing.holds', ev());
+      expect(kafka.producerConnects).toBe(1);
+    });
+
+    it('fails the publish when the broker refuses the batch', async () => {
+      kafka.failNextSend = new Error('NOT_ENOUGH_REPLICAS');
+      await expect(bus.publish('billing.holds', ev())).rejects.toThrow('NOT_ENOUGH_REPLICAS');
+    });
+
+    it('refuses malformed events before they reach the client', async () => {
+      await expect(bus.publish('billing.holds', { ...ev(), id: '' })).rejects.toThrow(/id/);
+      expect(kafka.batches).toEqual([]);
+    });
+
+    it('sends what was published before close(), then refuses to publish', async () => {
+      const pending = bus.publish('billing.holds', ev());
+      await bus.close();
+      await pending;
+      expect(kafka.sent).toHaveLength(1);
+      expect(kafka.producerConnected).toBe(false);
+      await expect(bus.publish('billing.holds', ev())).rejects.toThrow(/closed/);
+    });
+  });
+
+  describe('consuming', () => {
+    it('lets kafkajs commit a message once its handler succeeded, having called it once with the event', async () => {
+      const got: BusEvent[] = [];
+      const consumer = await subscribe(async (e) => void got.push(e));
+      const e = ev();
+      expect(await consumer.deliver('billing.holds', toKafkaMessage(e))).toEqual({ deliveries: 1, committed: true });
+      expect(got).toEqual([e]);
+      expect(errors).toEqual([]);
+    });
+
+    it('has a failed message redelivered, uncommitted, reporting each failure as will-retry, until the handler succeeds', async () => {
+      let calls = 0;
+      const consumer = await subscribe(async () => {
+        if (++calls < 3) throw new Error('ledger busy');
+      });
+      expect(await consumer.deliver('billing.holds', toKafkaMessage(ev()))).toEqual({ deliveries: 3, committed: true });
+      expect(actions()).toEqual(['will-retry', 'will-retry']);
+      expect(kafka.sent).toEqual([]);
+    });
+
+    it('dead-letters a message after maxAttempts failures, with the reason, and then lets it be committed', async () => {
+      open({ maxAttempts: 3 });
+      const consumer = await subscribe(async () => {
+        throw new Error('ledger says no');
+      });
+      const e = ev('hold_7');
+      const message = toKafkaMessage(e);
+      expect(await consumer.deliver('billing.holds', message)).toEqual({ deliveries: 3, committed: true });
+      expect(actions()).toEqual(['will-retry', 'will-retry', 'dead-lettered']);
+      expect(errors[2].ctx).toMatchObject({ topic: 'billing.holds', group: 'billing', event: e });
+      expect(kafka.sent).toEqual([
+        {
+          topic: 'billing.holds.dead-letter',
+          message: { key: 'hold_7', value: message.value, headers: { [HEADER.group]: 'billing', [HEADER.error]: 'ledger says no', [HEADER.topic]: 'billing.holds' } },
+        },
+      ]);
+    });
+
+    it('dead-letters to the configured topic', async () => {
+      open({ maxAttempts: 1, deadLetterTopic: (t) => `dlq.${t}` });
+      const consumer = await subscribe(async () => {
+        throw new Error('no');
+      });
+      await consumer.deliver('billing.holds', toKafkaMessage(ev()));
+      expect(kafka.sent.map((s) => s.topic)).toEqual(['dlq.billing.holds']);
+    });
+
+    it('keeps a message uncommitted when its dead letter cannot be sent, so it is not lost', async () => {
+      open({ maxAttempts: 1 });
+      const consumer = await subscribe(async () => {
+        throw new Error('no');
+      });
+      kafka.failNextSend = new Error('broker gone');
+      const message = toKafkaMessage(ev());
+      expect(await consumer.deliver('billing.holds', message, { times: 1, offset: '5' })).toEqual({ deliveries: 1, committed: false });
+      expect(await consumer.deliver('billing.holds', message, { times: 1, offset: '5' })).toEqual({ deliveries: 1, committed: true });
+      expect(kafka.sent.map((s) => s.topic)).toEqual(['billing.holds.dead-letter']);
+    });
+
+    it('dead-letters a message that is not an event at once, keyless, with its original text, never calling the handler', async () => {
+      let calls = 0;
+      const consumer = await subscribe(async () => void calls++);
+      expect(await consumer.deliver('billing.holds', { key: 'k', value: '{"half": "an event"' })).toEqual({ deliveries: 1, committed: true });
+      expect(calls).toBe(0);
+      expect(actions()).toEqual(['dead-lettered']);
+      expect(kafka.sent).toEqual([{ topic: 'billing.holds.dead-letter', message: expect.objectContaining({ key: null, value: '{"half": "an event"' }) }]);
+    });
+
+    it('counts failures per message offset, not per event id', async () => {
+      open({ maxAttempts: 2 });
+      const consumer = await subscribe(async () => {
+        throw new Error('no');
+      });
+      const message = toKafkaMessage(ev());
+      // The same event at two offsets (a producer retry wrote it twice): each offset gets its own attempts.
+      expect(await consumer.deliver('billing.holds', message, { times: 1, offset: '1' })).toEqual({ deliveries: 1, committed: false });
+      expect(await consumer.deliver('billing.holds', message, { times: 1, offset: '2' })).toEqual({ deliveries: 1, committed: false });
+      expect(actions()).toEqual(['will-retry', 'will-retry']);
+    });
+
+    it('forgets failure counts on a rebalance, since the partitions may now be another member’s', async () => {
+      open({ maxAttempts: 2 });
+      const consumer = await subscribe(async () => {
+        throw new Error('no');
+      });
+      const message = toKafkaMessage(ev());
+      // One failure, then a rebalance; the message comes back (same offset) to a member that counts from zero.
+      const once = { times: 1, offset: '40' };
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
+      consumer.joinGroup();
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: true });
+      expect(actions()).toEqual(['will-retry', 'will-retry', 'dead-lettered']);
+    });
+
+    it('hands the handler the topic the message came from', async () => {
+      const topics: string[] = [];
+      const consumer = await subscribe(async (_, topic) => void topics.push(topic));
+      await consumer.deliver('billing.holds', toKafkaMessage(ev()));
+      expect(topics).toEqual(['billing.holds']);
+    });
+
+    it('reports a consumer crash instead of dying silently', async () => {
+      const consumer = await subscribe(async () => undefined);
+      consumer.crash(new Error('coordinator lost'));
+      expect(errors).toEqual([{ err: new Error('coordinator lost'), ctx: { adapter: 'kafka', action: 'none', group: 'billing' } }]);
+    });
+  });
+
+  describe('subscribing', () => {
+    it('joins the group named by the subscription, on its topics, from the tail unless told otherwise', async () => {
+      const consumer = await subscribe(async () => undefined, 'audit');
+      expect(consumer.config).toEqual({ groupId: 'audit' });
+      expect(consumer.subscription).toEqual({ topics: ['billing.holds'], fromBeginning: false });
+      open({ fromBeginning: true });
+      expect((await subscribe(async () => undefined)).subscription).toEqual({ topics: ['billing.holds'], fromBeginning: true });
+    });
+
+    it('turns the claim delay into the session timeout', async () => {
+      const consumer = await subscribe(async () => undefined, 'billing', 20_000);
+      expect(consumer.config).toMatchObject({ sessionTimeout: 20_000, heartbeatInterval: 6_666 });
+    });
+
+    it('returns only once the group has joined, so nothing published afterwards is skipped', async () => {
+      open({}, new FakeKafka({ joinOnRun: false }));
+      const made = kafka.nextConsumer();
+      let returned = false;
+      const subscribing = bus.subscribe('billing', ['billing.holds'], async () => undefined).then(() => (returned = true));
+      const consumer = await made;
+      await new Promise((r) => setImmediate(r));
+      expect(returned).toBe(false);
+      consumer.joinGroup();
+      await subscribing;
+      expect(errors).toEqual([]);
+    });
+
+    it('returns and reports when the join takes longer than joinTimeoutMs, leaving the consumer running', async () => {
+      open({ joinTimeoutMs: 1 }, new FakeKafka({ joinOnRun: false }));
+      await bus.subscribe('billing', ['billing.holds'], async () => undefined);
+      expect(errors).toEqual([{ err: new Error('group billing has not joined yet; continuing in the background'), ctx: { adapter: 'kafka', action: 'none', group: 'billing' } }]);
+      expect(kafka.consumers[0].connected).toBe(true);
+    });
+
+    it.each(['connect', 'subscribe', 'run'] as const)('disconnects the consumer and fails when %s fails', async (step) => {
+      kafka.failConsumersOn = step;
+      await expect(bus.subscribe('billing', ['billing.holds'], async () => undefined)).rejects.toThrow(/fake/);
+      expect(kafka.consumers).toHaveLength(1);
+      expect(kafka.consumers[0].connected).toBe(false);
+    });
+
+    it('creates the topics first only when asked to', async () => {
+      await subscribe(async () => undefined);
+      expect(kafka.createdTopics).toEqual([]);
+      expect(kafka.adminConnected).toBe(false);
+      open({ createTopics: { numPartitions: 2 } });
+      await subscribe(async () => undefined);
+      expect(kafka.createdTopics).toEqual([{ topic: 'billing.holds', numPartitions: 2 }]);
+    });
+
+    it('refuses no topics, and any subscription after close()', async () => {
+      await expect(bus.subscribe('billing', [], async () => undefined)).rejects.toThrow(/at least one topic/);
+      await bus.close();
+      await expect(bus.subscribe('billing', ['billing.holds'], async () => undefined)).rejects.toThrow(/closed/);
+    });
+  });
+
+  describe('closing', () => {
+    it('lets an in-flight handler finish before the consumer disconnects', async () => {
+      let finish!: () => void;
+      const consumer = await subscribe(() => new Promise<void>((r) => (finish = r)));
+      const delivery = consumer.deliver('billing.holds', toKafkaMessage(ev()));
+      let closed = false;
+      const closing = bus.close().then(() => (closed = true));
+      await new Promise((r) => setImmediate(r));
+      expect(closed).toBe(false);
+      finish();
+      await closing;
+      expect(await delivery).toEqual({ deliveries: 1, committed: true });
+      expect(consumer.connected).toBe(false);
+    });
+
+    it('gives up on a stuck handler after closeTimeoutMs instead of hanging shutdown', async () => {
+      open({ closeTimeoutMs: 1 });
+      const consumer = await subscribe(() => new Promise<void>(() => undefined));
+      void consumer.deliver('billing.holds', toKafkaMessage(ev()));
+      await bus.close();
+      expect(consumer.connected).toBe(true); // still waiting on the handler, abandoned
+    });
+
+    it('disconnects the admin client it opened', async () => {
+      await bus.ping();
+      expect(kafka.clusterDescribed).toBe(1);
+      expect(kafka.adminConnected).toBe(true);
+      await bus.close();
+      expect(kafka.adminConnected).toBe(false);
+    });
+  });
+
+  describe('with trace context', () => {
+    const exporter = useInMemoryTracing();
+
+    it('carries the publisher’s trace through a Kafka message to the consumer’s span', async () => {
+      const traced = withTracing(bus);
+      const seen: (string | undefined)[] = [];
+      const made = kafka.nextConsumer();
+      await traced.subscribe('billing', ['billing.holds'], async () => void seen.push(trace.getActiveSpan()?.spanContext().traceId));
+      const consumer = await made;
+      const publisherTrace = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+        await traced.publish('billing.holds', { id: 'e1', type: 'hold.close.v1', key: 'hold_1', data: {} });
+        span.end();
+        return span.spanContext().traceId;
+      });
+      const [{ message }] = kafka.sent;
+      expect(message.headers?.traceparent).toContain(publisherTrace);
+      expect(JSON.parse(message.value as string).headers.traceparent).toBe(message.headers?.traceparent);
+
+      await consumer.deliver('billing.holds', message);
+      expect(seen).toEqual([publisherTrace]);
+      expect(exporter.getFinishedSpans().find((s) => s.name === 'billing.holds process')?.spanContext().traceId).toBe(publisherTrace);
+    });
+  });
+});

@@ -1,0 +1,198 @@
+/** Test support only: a kafkajs stand-in for the unit tests, since no broker can run where they do. */
+import type {
+  ConsumerConfig,
+  ConsumerCrashEvent,
+  ConsumerGroupJoinEvent,
+  ConsumerRunConfig,
+  ConsumerSubscribeTopics,
+  EachMessageHandler,
+  ITopicConfig,
+  KafkaMessage,
+  Message,
+  ProducerBatch,
+  ProducerConfig,
+  RecordMetadata,
+} from 'kafkajs';
+import type { KafkaAdmin, KafkaClient, KafkaConsumer, KafkaProducer } from '../kafka-client';
+
+type CrashListener = (event: ConsumerCrashEvent) => void;
+type JoinListener = (event: ConsumerGroupJoinEvent) => void;
+
+export interface Delivery {
+  /** eachMessage calls for this message, the last one included. */
+  deliveries: number;
+  /** Whether eachMessage finally resolved, which is when kafkajs commits the offset. */
+  committed: boolean;
+}
+
+/**
+ * One consumer of one group. `deliver` plays kafkajs' runner for one message: a resolved eachMessage commits the
+ * offset; a thrown one commits nothing and the message is fetched again from that offset.
+ */
+export class FakeConsumer implements KafkaConsumer {
+  readonly events = { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' } as const;
+  subscription?: ConsumerSubscribeTopics;
+  connected = false;
+  /** Set to make subscribe() fail at this step. */
+  failOn?: 'connect' | 'subscribe' | 'run';
+  private readonly crashListeners = new Set<CrashListener>();
+  private readonly joinListeners = new Set<JoinListener>();
+  private eachMessage?: EachMessageHandler;
+  private inflight = new Set<Promise<unknown>>();
+  private nextOffset = 0;
+  private running?: () => void;
+  /** Resolves once run() has been called, i.e. the adapter is waiting for its group to join. */
+  readonly started = new Promise<void>((r) => (this.running = r));
+
+  constructor(
+    readonly config: ConsumerConfig,
+    private readonly joinOnRun: boolean,
+  ) {}
+
+  async connect(): Promise<void> {
+    if (this.failOn === 'connect') throw new Error('fake: connect refused');
+    this.connected = true;
+  }
+
+  async subscribe(subscription: ConsumerSubscribeTopics): Promise<void> {
+    if (this.failOn === 'subscribe') throw new Error('fake: unknown topic');
+    this.subscription = subscription;
+  }
+
+  async run(config?: ConsumerRunConfig): Promise<void> {
+    if (this.failOn === 'run') throw new Error('fake: run failed');
+    this.eachMessage = config?.eachMessage;
+    this.running!();
+    // A broker answers the join later, never inside run().
+    if (this.joinOnRun) setImmediate(() => this.joinGroup());
+  }
+
+  /** As kafkajs does: waits for the eachMessage in flight. */
+  async disconnect(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
+    this.connected = false;
+  }
+
+  on(eventName: 'consumer.crash', listener: CrashListener): () => void;
+  on(eventName: 'consumer.group_join', listener: JoinListener): () => void;
+  on(eventName: 'consumer.crash' | 'consumer.group_join', listener: CrashListener | JoinListener): () => void {
+    // The overloads above pair each name with its listener type; the implementation cannot see that pairing.
+    const set = (eventName === this.events.CRASH ? this.crashListeners : this.joinListeners) as Set<CrashListener | JoinListener>;
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  /** The group (re)joined: the first join, or a rebalance. */
+  joinGroup(): void {
+    const payload = { duration: 0, groupId: this.config.groupId, isLeader: true, leaderId: 'm1', groupProtocol: 'RoundRobin', memberId: 'm1', memberAssignment: {} };
+    for (const l of [...this.joinListeners]) l({ id: 'join', type: this.events.GROUP_JOIN, timestamp: Date.now(), payload });
+  }
+
+  crash(error: Error): void {
+    const payload = { error, groupId: this.config.groupId, restart: true };
+    for (const l of [...this.crashListeners]) l({ id: 'crash', type: this.events.CRASH, timestamp: Date.now(), payload });
+  }
+
+  /**
+   * Hands one message to eachMessage until it resolves, at most `times` times. A message that comes back later
+   * (after a rebalance, say) is the same `offset` delivered again; without one, each call is a new message.
+   */
+  async deliver(topic: string, message: Pick<Message, 'key' | 'value' | 'headers'>, opts: { times?: number; offset?: string; partition?: number } = {}): Promise<Delivery> {
+    if (!this.eachMessage) throw new Error('fake: run() has not been called');
+    const { times = 100, offset = String(this.nextOffset++), partition = 0 } = opts;
+    const received = asReceived(message, offset);
+    for (let deliveries = 1; deliveries <= times; deliveries++) {
+      const call = this.eachMessage({ topic, partition, message: received, heartbeat: async () => undefined, pause: () => () => undefined });
+      this.inflight.add(call);
+      try {
+        await call;
+        return { deliveries, committed: true };
+      } catch {
+        // kafkajs logs it, restarts the fetch from the uncommitted offset, and hands the message over again.
+      } finally {
+        this.inflight.delete(call);
+      }
+    }
+    return { deliveries: times, committed: false };
+  }
+}
+
+/** The client: records what the adapter sends and the consumers it makes. */
+export class FakeKafka implements KafkaClient {
+  producerConfig?: ProducerConfig;
+  readonly batches: ProducerBatch[] = [];
+  readonly consumers: FakeConsumer[] = [];
+  readonly createdTopics: ITopicConfig[] = [];
+  producerConnects = 0;
+  producerConnected = false;
+  adminConnected = false;
+  clusterDescribed = 0;
+  /** Set to make the next sendBatch fail. */
+  failNextSend?: Error;
+  /** Set to make the consumers made from now on fail at this step of subscribe(). */
+  failConsumersOn?: FakeConsumer['failOn'];
+  private consumerMade?: (c: FakeConsumer) => void;
+
+  constructor(private readonly opts: { joinOnRun?: boolean } = {}) {}
+
+  /** Every message sent, in order, flattened out of the batches. */
+  get sent(): { topic: string; message: Message }[] {
+    return this.batches.flatMap((b) => (b.topicMessages ?? []).flatMap((t) => t.messages.map((message) => ({ topic: t.topic, message }))));
+  }
+
+  /** The next consumer the adapter makes, once it has called run(). */
+  nextConsumer(): Promise<FakeConsumer> {
+    return new Promise<FakeConsumer>((r) => (this.consumerMade = r)).then(async (c) => (await c.started, c));
+  }
+
+  producer(config: ProducerConfig): KafkaProducer {
+    this.producerConfig = config;
+    return {
+      connect: async () => {
+        this.producerConnects++;
+        this.producerConnected = true;
+      },
+      disconnect: async () => void (this.producerConnected = false),
+      sendBatch: async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
+        const failure = this.failNextSend;
+        this.failNextSend = undefined;
+        if (failure) throw failure;
+        this.batches.push(batch);
+        return [];
+      },
+    };
+  }
+
+  consumer(config: ConsumerConfig): FakeConsumer {
+    const c = new FakeConsumer(config, this.opts.joinOnRun ?? true);
+    c.failOn = this.failConsumersOn;
+    this.consumers.push(c);
+    this.consumerMade?.(c);
+    return c;
+  }
+
+  admin(): KafkaAdmin {
+    return {
+      connect: async () => void (this.adminConnected = true),
+      disconnect: async () => void (this.adminConnected = false),
+      createTopics: async ({ topics }) => (this.createdTopics.push(...topics), true),
+      describeCluster: async () => (this.clusterDescribed++, { brokers: [{ nodeId: 1, host: 'fake', port: 9092 }], controller: 1, clusterId: 'fake' }),
+    };
+  }
+}
+
+/** A sent message as a consumer receives it: key, value and header values come back as Buffers. */
+export function asReceived(message: Pick<Message, 'key' | 'value' | 'headers'>, offset = '0'): KafkaMessage {
+  const buf = (v: Buffer | string) => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v);
+  const headers = Object.fromEntries(
+    Object.entries(message.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.map(buf) : buf(v)]])),
+  );
+  return {
+    key: message.key == null ? null : buf(message.key),
+    value: message.value == null ? null : buf(message.value),
+    timestamp: '0',
+    attributes: 0,
+    offset,
+    headers,
+  };
+}
