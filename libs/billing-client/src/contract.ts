@@ -10,6 +10,8 @@ import type { Hold, HoldRequest, KeyIdentity } from './port';
 export const INTERNAL_PATHS = {
   verifyKey: '/internal/keys/verify',
   holds: '/internal/holds',
+  /** Billing's own readiness for its peers (its /readyz sits on the metrics listener, which peers do not call). */
+  ready: '/internal/ready',
 } as const;
 
 /** JSON has no bigint: nano-USD cross the wire as a decimal string and are a bigint on both sides. */

@@ -61,7 +61,7 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
       throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
     },
     async ping() {
-      const res = await pool.request({ path: '/readyz', method: 'GET' }).catch(() => undefined);
+      const res = await pool.request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);
       await res?.body.dump();
       if (!res || res.statusCode !== 200) throw new Error('billing not ready');
     },

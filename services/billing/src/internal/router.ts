@@ -10,6 +10,10 @@ export function internalRouter(port: BillingPort, internalToken: string | undefi
   const r = Router();
   r.use(requireInternalToken(internalToken));
   r.use(express.json({ limit: '16kb' }));
+  r.get(internalApi.INTERNAL_PATHS.ready, async (_req, res) => {
+    await port.ping();
+    res.json({ data: { ready: true } });
+  });
   r.post(internalApi.INTERNAL_PATHS.verifyKey, async (req, res) => {
     const identity = await port.verifyKey(validate(internalApi.verifyKeyRequest, req.body).key);
     if (!identity) return void res.status(404).json({ error: { code: 'invalid_api_key', message: 'unknown key', request_id: '' } });
