@@ -1,5 +1,5 @@
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { useGatewaySuite, type Mode } from './support/harness';
+import { closedHold, useGatewaySuite, type Mode, type TestGateway } from './support/harness';
 
 /**
  * What the public listener answers on paths that are not a route's happy path, as a new user meets them: public
@@ -24,6 +24,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
   let accountId: string;
   let metricsUrl: (service: 'edge' | 'text') => string;
   let ledger: (sql: string, params?: unknown[]) => Promise<any[]>;
+  let gw: TestGateway;
   useGatewaySuite(mode, { upstreams: startFakeOpenAI, config, credits: 5 }, (s) => {
     fake = s.upstreams;
     url = s.gw.url;
@@ -31,6 +32,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
     accountId = s.acct.accountId;
     metricsUrl = s.gw.metricsUrl;
     ledger = s.gw.ledger;
+    gw = s.gw;
   });
 
   const get = async (path: string, headers: Record<string, string> = {}) => {
@@ -106,5 +108,18 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
     expect(r.status).toBe(200);
     const received = fake.requests.find((q) => q.body.messages?.[0]?.content === 'params');
     expect(received?.body).toMatchObject(sent);
+  });
+
+  it('n choices hold n times the output worst case', async () => {
+    const holdFor = async (n: number) => {
+      const r = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'pub/chat', messages: [{ role: 'user', content: 'same prompt' }], n }),
+      });
+      expect(r.status).toBe(200);
+      return BigInt((await closedHold(gw, accountId, r.headers.get('x-gateway-request-id'))).amount);
+    };
+    // max_output_tokens 20 at 0.002 USD each: 0.04 USD, 40,000,000 nano-USD per extra choice.
+    expect((await holdFor(3)) - (await holdFor(1))).toBe(2n * 40_000_000n);
   });
 });

@@ -56,13 +56,14 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 
 /** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
 async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined, streamed: boolean): Promise<PaidCall> {
-  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length }));
+  // `n` choices may each run to the output cap, so the worst case counts every one of them.
+  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length, choices: typeof b.n === 'number' ? b.n : 1 }));
   return PaidCall.begin(deps, {
     ctx,
     category: 'text',
     slugs,
     streamed,
-    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens), 0n),
+    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens, p.choices), 0n),
   });
 }
 
