@@ -8,6 +8,9 @@ import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
 import { fleetPorts, startFleet } from '../../deploy/local-fleet';
+import { waitFor } from '../../libs/testing/src/wait';
+import { countTokens } from '../../libs/upstreams/src/tokens';
+import { textCost, type TextPrice } from './money';
 
 export type Mode = 'embedded' | 'fleet';
 
@@ -30,16 +33,6 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
 async function portsFree(ports: number[]): Promise<boolean> {
   for (const port of ports) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -50,6 +43,20 @@ async function portsFree(ports: number[]): Promise<boolean> {
     if (!ok) return false;
   }
   return true;
+}
+
+/**
+ * An edge port whose whole fleet (every service's port and metrics port) is free right now, below Linux's ephemeral
+ * range (32768+) where outgoing connections take theirs. It can still be taken before the fleet listens (another
+ * test's fleet), so callers retry a failed start elsewhere.
+ */
+export async function pickFleetPort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    // The metrics listeners sit 1000 above, still below the ephemeral range.
+    const candidate = 10_000 + Math.floor(Math.random() * 21_000);
+    if (await portsFree(fleetPorts(candidate))) return candidate;
+  }
+  throw new Error('no free range of ports for a fleet');
 }
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -75,19 +82,11 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     const configPath = path.join(dir, 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(config));
     const dbUrl = new URL(PG_URL);
-    // Ports below Linux's ephemeral range (32768+), where outgoing connections take theirs. A port can still be
-    // taken between the check and the listen (another test's fleet), so a failed start is retried elsewhere.
     let fleet: Awaited<ReturnType<typeof startFleet>> | undefined;
     for (let attempt = 1; !fleet; attempt++) {
-      let base = 0;
-      for (let i = 0; i < 20 && !base; i++) {
-        // The metrics listeners sit 1000 above, still below the ephemeral range.
-        const candidate = 10_000 + Math.floor(Math.random() * 21_000);
-        if (await portsFree(fleetPorts(candidate))) base = candidate;
-      }
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
       try {
-        fleet = await startFleet({ port: base || (await freePort()), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+        fleet = await startFleet({ port: await pickFleetPort(), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
       } catch (e) {
         if (attempt >= 3) throw e;
       }
@@ -137,8 +136,19 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
   };
 }
 
-/** MONEY.md's invariants 1 and 3, checked against the ledger itself. */
-export async function expectLedgerInvariants(gw: TestGateway): Promise<void> {
+/** The ledger's SQL, all the checks below need: a started gateway, or a fleet a suite started itself. */
+export type LedgerAccess = Pick<TestGateway, 'ledger'>;
+
+/** How often billing releases expired holds (its default), and the slack a loaded machine needs on top of it. */
+export const SWEEP_INTERVAL_MS = 5_000;
+const SWEEP_SLACK_MS = 5_000;
+
+/**
+ * MONEY.md's invariants 1 to 3, checked against the ledger itself: per account and per key, `held` is the sum of
+ * the open holds and the usage the sum of the settled charges; nothing is overspent (no negative `available`, no
+ * key past its spend limit); no hold stays open past its expiry and a sweep; every settled hold has its one record.
+ */
+export async function expectLedgerInvariants(gw: LedgerAccess): Promise<void> {
   const accounts = await gw.ledger(`
     SELECT a.id, a.held::text AS held, a.total_usage::text AS total_usage, (a.total_credits - a.total_usage - a.held)::text AS available,
       COALESCE((SELECT sum(amount) FROM holds h WHERE h.account_id = a.id AND h.state = 'open'), 0)::text AS open_holds,
@@ -150,26 +160,88 @@ export async function expectLedgerInvariants(gw: TestGateway): Promise<void> {
     expect(BigInt(a.available) >= 0n).toBe(true);
     expect(a.recorded).toBe(a.total_usage);
   }
+
+  const keys = await gw.ledger(`
+    SELECT k.id, k.held::text AS held, k.usage::text AS usage, k.spend_limit::text AS spend_limit,
+      COALESCE((SELECT sum(amount) FROM holds h WHERE h.key_id = k.id AND h.state = 'open'), 0)::text AS open_holds,
+      COALESCE((SELECT sum(charge) FROM holds h WHERE h.key_id = k.id AND h.state IN ('settled', 'expired')), 0)::text AS charges
+    FROM api_keys k`);
+  for (const k of keys) {
+    expect({ key: k.id, held: k.held, usage: k.usage }).toEqual({ key: k.id, held: k.open_holds, usage: k.charges });
+    // A hold is placed only while usage + held + amount fits the cap, and a charge never exceeds its hold.
+    if (k.spend_limit !== null) expect({ key: k.id, within_limit: BigInt(k.usage) + BigInt(k.held) <= BigInt(k.spend_limit) }).toEqual({ key: k.id, within_limit: true });
+  }
+
+  const overdue = await gw.ledger(
+    `SELECT id, request_id, expires_at::text AS expires_at FROM holds WHERE state = 'open' AND expires_at < now() - $1::bigint * interval '1 millisecond'`,
+    [SWEEP_INTERVAL_MS + SWEEP_SLACK_MS],
+  );
+  expect(overdue).toEqual([]);
+
   const orphans = await gw.ledger(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`);
   expect(orphans).toEqual([]);
 }
 
-/** Waits until no hold of the account is open (settles travel over the bus). */
-export async function settled(gw: TestGateway, accountId: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const [row] = await gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]);
-    if (Number(row.n) === 0) return;
-    if (Date.now() > deadline) throw new Error(`holds still open for ${accountId}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Waits until no hold of the account (or, without one, of any account) is open: settles travel over the bus. */
+export async function settled(gw: LedgerAccess, accountId?: string, timeoutMs = 5_000): Promise<void> {
+  const open = accountId === undefined
+    ? () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE state = 'open'`)
+    : () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]);
+  await waitFor(async () => Number((await open())[0].n) === 0, `the open holds ${accountId === undefined ? 'of every account' : `of ${accountId}`} to close`, timeoutMs);
+}
+
+/** Waits until `sql` finds a row in the ledger (a hold placed, a record written), and returns that row. */
+export async function ledgerRow<T = any>(gw: LedgerAccess, what: string, sql: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
+  let row: T | undefined;
+  await waitFor(async () => (row = (await gw.ledger<T>(sql, params))[0]) !== undefined, what, timeoutMs);
+  return row!;
+}
+
+/** How many holds the account has ever had, in any state: a refusal or a failure before the hold leaves it unchanged. */
+export async function holdCount(gw: LedgerAccess, accountId: string): Promise<number> {
+  return (await gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [accountId]))[0].n;
 }
 
 /** A request's hold once it has closed: what was reserved, what was charged, and its state. */
-export async function closedHold(gw: TestGateway, accountId: string, requestId: string | null): Promise<{ amount: string; charge: string; state: string }> {
+export async function closedHold(gw: LedgerAccess, accountId: string, requestId: string | null): Promise<{ amount: string; charge: string; state: string }> {
   await settled(gw, accountId);
   const [h] = await gw.ledger(`SELECT amount::text AS amount, charge::text AS charge, state FROM holds WHERE request_id = $1`, [requestId]);
   return h;
+}
+
+/** A request's usage record, as the ledger wrote it (after its hold closed). */
+export async function usageRecord(gw: LedgerAccess, accountId: string, requestId: string | null): Promise<{
+  model: string; status: string; error_code: string | null; tokens_prompt: number; tokens_completion: number; attempts: number; fallback_used: boolean; cost: string;
+}> {
+  await settled(gw, accountId);
+  const [r] = await gw.ledger(
+    `SELECT model, status, error_code, tokens_prompt, tokens_completion, attempts, fallback_used, total_cost::text AS cost FROM usage_records WHERE request_id = $1`,
+    [requestId],
+  );
+  return r;
+}
+
+/**
+ * MONEY.md's rule for a stream cut after its first byte, by the upstream or by a client that left: the prompt and
+ * the completion tokens delivered, both counted, are charged (never the worst case), and the record says failed.
+ */
+export async function expectChargedForDelivered(
+  gw: LedgerAccess, accountId: string, requestId: string | null, sent: { prompt: string; delivered: string; price: TextPrice },
+): Promise<void> {
+  const prompt = countTokens(sent.prompt);
+  const completion = countTokens(sent.delivered);
+  expect(completion).toBeGreaterThan(0); // with nothing delivered the rule is a release (expectReleased)
+  const charge = textCost(sent.price, prompt, completion).toString();
+  expect(await usageRecord(gw, accountId, requestId)).toMatchObject({ status: 'failed', error_code: 'upstream_unavailable', tokens_prompt: prompt, tokens_completion: completion, cost: charge });
+  const hold = await closedHold(gw, accountId, requestId);
+  expect(hold).toMatchObject({ state: 'settled', charge });
+  expect(BigInt(hold.charge)).toBeLessThan(BigInt(hold.amount));
+}
+
+/** A request whose hold was released: nothing charged, and the record names why. */
+export async function expectReleased(gw: LedgerAccess, accountId: string, requestId: string | null, errorCode: string): Promise<void> {
+  expect(await closedHold(gw, accountId, requestId)).toMatchObject({ state: 'released', charge: '0' });
+  expect(await usageRecord(gw, accountId, requestId)).toMatchObject({ status: 'failed', error_code: errorCode, cost: '0' });
 }
 
 /** GET /v1/generation for a request id, as the caller sees it. */
@@ -189,7 +261,8 @@ export interface Suite<U> {
 
 /**
  * The lifecycle every route's e2e suite shares: start the fake upstreams and the gateway in `mode`, fund an
- * account, hand them to `bind`; after each test wait for settles and check the ledger's invariants; stop all after.
+ * account, hand them to `bind`; after each test wait for every settle, check the ledger's invariants and that the
+ * test asserted something itself; stop all after.
  */
 export function useGatewaySuite<U extends Closable | Closable[]>(
   mode: Mode,
@@ -205,9 +278,12 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
     bind(suite);
   }, 90_000);
   afterEach(async () => {
+    // Read before the checks below add theirs: a test must not pass on the invariants' assertions alone.
+    const asserted = expect.getState().assertionCalls;
     if (!suite) return;
-    await settled(suite.gw, suite.acct.accountId);
+    await settled(suite.gw);
     await expectLedgerInvariants(suite.gw);
+    if (asserted === 0) throw new Error('The test made no assertion of its own');
   });
   afterAll(async () => {
     await suite?.gw.stop();

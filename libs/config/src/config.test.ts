@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIG, parseConfig, ConfigError, readEnv, parseDuration } from './index';
+import { DEFAULT_CONFIG, parseConfig, ConfigError, readEnv, parseDuration, serviceUrl } from './index';
 
 const base = () => JSON.parse(JSON.stringify(DEFAULT_CONFIG));
 
@@ -17,6 +17,8 @@ describe('config', () => {
     ['an endpoint on an unknown provider', (c: any) => { c.models[0].endpoints[0].provider = 'nope'; }, 'models.0.endpoints.0.provider'],
     ['a bad rate-limit interval', (c: any) => { c.limits = { rate_limit: { requests: 5, interval: 'soon' } }; }, 'limits.rate_limit.interval'],
     ['a slug without author', (c: any) => { c.models[0].id = 'chat'; }, 'models.0.id'],
+    ['a text model without context_length', (c: any) => { delete c.models[0].context_length; }, 'models.0.context_length'],
+    ['a body limit that is not a size', (c: any) => { c.limits = { max_request_body: 'huge' }; }, 'limits.max_request_body'],
   ])('names the field for %s', (_name, mutate, field) => {
     const c = base();
     mutate(c);
@@ -30,6 +32,22 @@ describe('config', () => {
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.GATEWAY_PUBLIC_URL).toBe('http://localhost:9000');
     expect(() => readEnv({ BUS: 'carrier-pigeon' })).toThrow(/BUS/);
+  });
+
+  it('puts the metrics listener 1000 above PORT unless METRICS_PORT says otherwise, and refuses clashes', () => {
+    expect(readEnv({ PORT: '9000' }).METRICS_PORT).toBe(10_000);
+    expect(readEnv({ PORT: '0' }).METRICS_PORT).toBe(0);
+    expect(readEnv({ PORT: '9000', METRICS_PORT: '9100' }).METRICS_PORT).toBe(9100);
+    expect(() => readEnv({ PORT: '9000', METRICS_PORT: '9000' })).toThrow(/METRICS_PORT: must differ from PORT/);
+    expect(() => readEnv({ PORT: '65000' })).toThrow(/METRICS_PORT/);
+  });
+
+  it('reads the service URLs and the internal token through the one schema, naming a bad one', () => {
+    const env = readEnv({ BILLING_URL: 'http://billing:8081/', GATEWAY_INTERNAL_TOKEN: 'x'.repeat(32) });
+    expect(serviceUrl(env, 'billing', 'the edge')).toBe('http://billing:8081');
+    expect(() => serviceUrl(env, 'text', 'the edge')).toThrow(/TEXT_URL: required for the edge in the fleet/);
+    expect(() => readEnv({ TEXT_URL: 'text-service' })).toThrow(/TEXT_URL/);
+    expect(() => readEnv({ GATEWAY_INTERNAL_TOKEN: 'short' })).toThrow(/GATEWAY_INTERNAL_TOKEN/);
   });
 
   it('parses durations', () => {
