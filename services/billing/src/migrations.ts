@@ -4,10 +4,13 @@ import { sqlFileMigration, type Migration } from '@gateway/db';
 const SQL = path.join(__dirname, 'ledger', 'sql');
 
 /**
- * The ledger's schema and its functions (place_hold, close_hold, expire_holds), in ledger/sql/. The ids are what
- * `schema_migrations` records on every existing database: never rename, reorder or change an applied migration's
- * SQL (a database that has it would not see the change); add a new migration instead.
+ * The ledger's tables, then its functions (place_hold, close_hold, expire_holds), in ledger/sql/. The tables are
+ * versioned: the ids are what `schema_migrations` records on every existing database, so never rename, reorder
+ * or change an applied one; add a new one. The functions replace themselves at every start (CREATE OR REPLACE),
+ * so a rule changed in their file reaches every database. (Databases from before this split recorded
+ * 001_ledger with the functions inside it; replacing them is the same end state.)
  */
 export const migrations: Migration[] = [
-  sqlFileMigration('001_ledger', SQL, ['001_ledger.sql', '001_place_hold.sql', '001_close_hold.sql', '001_expire_holds.sql']),
+  sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
+  sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'expire_holds.sql'], { repeatable: true }),
 ];

@@ -5,7 +5,7 @@ import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } 
 import { until } from '../testing/until';
 import { expireHolds } from './holds';
 
-/** close_hold's failure paths (ledger/sql/001_close_hold.sql), on PostgreSQL and PGlite. */
+/** close_hold's failure paths (ledger/sql/close_hold.sql), on PostgreSQL and PGlite. */
 describe.each(ENGINES)('close_hold on %s', (engine) => {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));
@@ -77,16 +77,16 @@ describe.each(ENGINES)('close_hold on %s', (engine) => {
     expect(await figures(t.db, a)).toEqual({ account: { usage: '0', held: '0', available: '1000000000' }, key: { usage: '0', held: '0' } });
   });
 
-  it('a repeated request id after its hold was closed holds nothing and charges nothing again', async () => {
+  it('a repeated request id after its hold was closed is refused with 409: nothing held, nothing charged again', async () => {
     const a = await payer(t.db, '1', '1');
     const h = await placeHold(t.ledger, a, '0.5');
     await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.2'));
     const settled = { account: { usage: '200000000', held: '0', available: '800000000' }, key: { usage: '200000000', held: '0' } };
 
-    const again = await placeHold(t.ledger, a, '0.5', { requestId: h.requestId });
-    expect(again.holdId).toBe(h.holdId);
+    await expect(placeHold(t.ledger, a, '0.5', { requestId: h.requestId })).rejects.toMatchObject({ code: 'duplicate_request', status: 409 });
     expect(await figures(t.db, a)).toEqual(settled);
-    expect(await t.ledger.closeHold(closeEvent(again, a, 'settle', '0.5'))).toEqual({ result: 'noop', charged: 200_000_000n });
+    // A redelivered close of the first hold changes nothing either.
+    expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.5'))).toEqual({ result: 'noop', charged: 200_000_000n });
     expect(await figures(t.db, a)).toEqual(settled);
     expect(await usageRecordsOf(t.db, h.requestId)).toHaveLength(1);
   });

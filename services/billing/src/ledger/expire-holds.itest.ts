@@ -5,7 +5,7 @@ import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } 
 import { until } from '../testing/until';
 import { expireHolds } from './holds';
 
-/** The sweeper (ledger/sql/001_expire_holds.sql), on PostgreSQL and PGlite. */
+/** The sweeper (ledger/sql/expire_holds.sql), on PostgreSQL and PGlite. */
 describe.each(ENGINES)('expire_holds on %s', (engine) => {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));

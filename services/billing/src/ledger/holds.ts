@@ -7,7 +7,7 @@ import { newHoldId } from './ids';
 import { batched } from './batcher';
 
 interface PlaceRow {
-  outcome: 'placed' | 'existing' | 'duplicate' | 'insufficient' | 'suspended' | 'key_limit';
+  outcome: 'placed' | 'existing' | 'finished' | 'duplicate' | 'insufficient' | 'suspended' | 'key_limit';
   hold_id: string | null;
   amount: string | bigint;
   expires_at: string | Date | null;
@@ -104,6 +104,8 @@ function holdFromRow(row: PlaceRow, req: HoldRequest): Hold {
       return { holdId: row.hold_id!, amountNano: BigInt(row.amount), expiresAt: iso(row.expires_at) };
     case 'duplicate':
       throw duplicate();
+    case 'finished':
+      throw new GatewayError('duplicate_request', `Request ${req.requestId} has already finished; send a new request`);
     case 'suspended':
       throw new GatewayError('insufficient_credits', 'This account is suspended; contact the operator to reinstate it');
     case 'key_limit':

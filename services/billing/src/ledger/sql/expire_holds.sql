@@ -5,7 +5,7 @@
 --
 -- SKIP LOCKED: several billing replicas sweep at once without waiting on each other, and a hold whose close is
 -- running right now (row locked by close_hold) is left to that close. p_limit bounds one sweep's transaction.
-CREATE FUNCTION expire_holds(p_limit integer)
+CREATE OR REPLACE FUNCTION expire_holds(p_limit integer)
 RETURNS integer
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column

@@ -12,7 +12,7 @@
 --
 -- The charge never exceeds the hold: the worst case was reserved, so anything above it is capped here, and the
 -- publisher reports the upstream's figure (record.capped_from_nano) for the consumer to log.
-CREATE FUNCTION close_hold(p_hold text, p_outcome text, p_charge bigint, r jsonb)
+CREATE OR REPLACE FUNCTION close_hold(p_hold text, p_outcome text, p_charge bigint, r jsonb)
 RETURNS TABLE (result text, charged bigint)
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column

@@ -7,12 +7,13 @@
 --
 -- Outcomes (holds.ts turns them into a Hold or the spec's refusal):
 --   placed       the hold is open; key and account each carry `amount` more in `held`
---   existing     this request id already has a hold (a retried internal call): that hold, nothing held again
+--   existing     this request id already has an open hold (a retried internal call): that hold, nothing held again
+--   finished     this request id's hold has already closed: 409, nothing held (a replay must not run on a closed hold)
 --   duplicate    another open hold carries this Idempotency-Key: 409, nothing held
 --   key_limit    the key's cap cannot cover it: 402, key_room says what is left on the key
 --   insufficient available < amount: 402, with balance and held to name in the message
 --   suspended    the account may not spend: 402
-CREATE FUNCTION place_hold(p_id text, p_account text, p_key text, p_request text, p_idem text, p_model text, p_amount bigint, p_ttl_ms bigint)
+CREATE OR REPLACE FUNCTION place_hold(p_id text, p_account text, p_key text, p_request text, p_idem text, p_model text, p_amount bigint, p_ttl_ms bigint)
 RETURNS TABLE (outcome text, hold_id text, amount bigint, expires_at timestamptz, balance bigint, held bigint, key_room bigint)
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
@@ -21,10 +22,12 @@ DECLARE
   a accounts%ROWTYPE;
   k api_keys%ROWTYPE;
 BEGIN
-  -- Idempotent on the request id, whatever state that hold is in now.
+  -- Idempotent on the request id while its hold is open. Once it has closed, handing it back would let the request
+  -- run with nothing reserved and a settle that applies to nothing: refuse instead.
   SELECT * INTO h FROM holds WHERE holds.account_id = p_account AND holds.request_id = p_request;
   IF FOUND THEN
-    RETURN QUERY SELECT 'existing'::text, h.id, h.amount, h.expires_at, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN QUERY SELECT CASE WHEN h.state = 'open' THEN 'existing' ELSE 'finished' END::text, h.id, h.amount, h.expires_at,
+      NULL::bigint, NULL::bigint, NULL::bigint;
     RETURN;
   END IF;
   -- A finished request frees its Idempotency-Key: only an open hold makes a duplicate. Two racing first requests
