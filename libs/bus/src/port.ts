@@ -7,9 +7,9 @@
 export interface BusEvent<T = unknown> {
   /** Unique per event; the consumer's de-duplication key. */
   id: string;
-  /** Versioned event type, e.g. `hold.settle.v1`. */
+  /** Versioned event type, e.g. `hold.close.v1`. */
   type: string;
-  /** Partition / ordering key: the account id. */
+  /** Partition and ordering key: events with one key are delivered in order (hold events use the hold id). */
   key: string;
   data: T;
   /** Trace context (W3C traceparent) and other metadata that rides along. */
