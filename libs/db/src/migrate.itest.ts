@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { migrate } from './migrate';
 import { sqlFileMigration } from './sql-file';
-import { ENGINES, openTestDb, type TestDb } from './testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from './testing/temp-db';
 
-describe.each(ENGINES)('migrate on %s', (engine) => {
+describeOnEngines('migrate', (engine) => {
   let t: TestDb;
   let dir: string;
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { createMemoryBus, type EventBus, type Subscription } from '@gateway/bus';
-import { ENGINES } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
 import { withFaults, type FaultyDb } from '@gateway/db/src/testing/faults';
 import { EVENT_TYPES, TOPICS, type HoldClose } from '@gateway/events';
 import { consumeHoldCloses } from './consumers';
@@ -14,7 +14,7 @@ import { until } from './testing/until';
  * The hold-close consumer's failure paths, on the memory bus (which redelivers what a handler throws on, like the
  * brokers) over a database that fails on demand, on PostgreSQL and PGlite.
  */
-describe.each(ENGINES)('hold-close consumer on %s', (engine) => {
+describeOnEngines('hold-close consumer', (engine) => {
   const t = useLedgerDb(engine);
   let faulty: FaultyDb;
   let bus: EventBus;

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { Client } from 'pg';
+import { needServer } from '@gateway/testing';
 import type { Db } from '../db';
 import type { Migration } from '../migrate';
 import { openServiceDb } from '../open';
@@ -9,6 +10,19 @@ export type Engine = 'postgres' | 'pglite';
 export const ENGINES: readonly Engine[] = ['postgres', 'pglite'];
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgres = needServer('PostgreSQL', PG, 5432);
+
+/**
+ * One describe per engine, `<title> on <engine>`. Under CI=true a missing PostgreSQL fails its suite; on a developer
+ * machine that suite is listed as skipped with the reason, and the PGlite one still runs.
+ */
+export function describeOnEngines(title: string, fn: (engine: Engine) => void): void {
+  for (const engine of ENGINES) {
+    const name = `${title} on ${engine}`;
+    if (engine === 'postgres') postgres.describe(name, () => fn(engine));
+    else describe(name, () => fn(engine));
+  }
+}
 
 export interface TestDb {
   db: Db;
@@ -19,7 +33,7 @@ export interface TestDb {
 /**
  * Test suites only: a service's database with its migrations applied, either a fresh database of its own on the
  * real PostgreSQL (so suites running in parallel never see each other's rows) or an in-memory PGlite.
- * A missing PostgreSQL fails here, loudly; it is never skipped.
+ * A missing PostgreSQL fails here, loudly (describeOnEngines decides beforehand whether a suite runs at all).
  */
 export async function openTestDb(engine: Engine, service: string, migrations: Migration[], opts: { poolSize?: number } = {}): Promise<TestDb> {
   if (engine === 'pglite') {

@@ -1,4 +1,4 @@
-import { ENGINES } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
 import { useLedgerDb } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold, type Payer, type PlacedHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
@@ -6,7 +6,7 @@ import { until } from '../testing/until';
 import { expireHolds } from './holds';
 
 /** close_hold's failure paths (ledger/sql/close_hold.sql), on PostgreSQL and PGlite. */
-describe.each(ENGINES)('close_hold on %s', (engine) => {
+describeOnEngines('close_hold', (engine) => {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));
 

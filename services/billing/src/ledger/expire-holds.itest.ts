@@ -1,4 +1,4 @@
-import { ENGINES } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
 import { useLedgerDb } from '../testing/ledger-db';
 import { payer, placeHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
@@ -6,7 +6,7 @@ import { until } from '../testing/until';
 import { expireHolds } from './holds';
 
 /** The sweeper (ledger/sql/expire_holds.sql), on PostgreSQL and PGlite. */
-describe.each(ENGINES)('expire_holds on %s', (engine) => {
+describeOnEngines('expire_holds', (engine) => {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));
 

@@ -1,11 +1,11 @@
 import type { GatewayError } from '@gateway/errors';
-import { ENGINES } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
 import { useLedgerDb } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures } from '../testing/ledger-figures';
 
 /** Placing and settling holds, on both engines the ledger runs on: real PostgreSQL (fleet) and PGlite (embedded). */
-describe.each(ENGINES)('ledger holds on %s', (engine) => {
+describeOnEngines('ledger holds', (engine) => {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));
 
