@@ -9,6 +9,10 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *   status-<code> answers that HTTP status with an OpenAI-style error body
  *   slow-<ms>     waits that long before the response head
  *   break-<n>     streams n content chunks, then destroys the socket (no [DONE]); non-streamed: destroys at once
+ *                 (break-0: only the opening role chunk, no content, then the cut)
+ *   trickle-<n>-<ms>  streams n words like words-<n>, the first at once and each next one <ms> later (a client
+ *                 can leave mid-answer and the gateway has seen exactly the words before it left); stops when
+ *                 the gateway hangs up
  *   overreport    reports far more completion tokens than max_tokens allows
  *   tool-call     answers with one tool call to the first tool of the request (arguments {"city":"Paris"}),
  *                 finish_reason tool_calls; streamed as OpenAI does (id and name first, arguments in two pieces)
@@ -31,7 +35,8 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     const slow = /^slow-(\d+)$/.exec(model);
     if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
     const brk = /^break-(\d+)$/.exec(model);
-    const words = /^words-(\d+)$/.exec(model);
+    const trickle = /^trickle-(\d+)-(\d+)$/.exec(model);
+    const words = /^words-(\d+)$/.exec(model) ?? trickle;
     const pieces = brk
       ? Array.from({ length: Number(brk[1]) }, (_, i) => `part${i} `)
       : words
@@ -56,7 +61,9 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const frame = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
     frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-    for (const p of pieces) {
+    for (const [i, p] of pieces.entries()) {
+      if (trickle && i > 0) await new Promise((r) => setTimeout(r, Number(trickle[2])));
+      if (req.socket.destroyed) return;
       frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
       await new Promise((r) => setImmediate(r));
     }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitFor } from '../../libs/testing/src/wait';
 
 /** One request as a fake upstream received it. */
 export interface Received {
@@ -12,6 +13,11 @@ export interface Received {
 export interface FakeUpstream {
   url: string;
   requests: Received[];
+  /**
+   * The first request `match` accepts, once it has arrived (it may have already): a test waits for the upstream to
+   * be reached, never for time. Match on something unique to the request awaited.
+   */
+  received(match: (r: Received) => boolean, what: string, timeoutMs?: number): Promise<Received>;
   close(): Promise<void>;
 }
 
@@ -37,6 +43,11 @@ export async function startFakeServer(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
+    received: async (match, what, timeoutMs = 10_000) => {
+      let found: Received | undefined;
+      await waitFor(() => (found = requests.find(match)) !== undefined, `the fake upstream to receive ${what}`, timeoutMs);
+      return found!;
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
