@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from '../libs/testing/src/wait';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 
 /** The operator contract (spec/operations.md) at the process level: exit codes, start-up messages, SIGTERM. */
@@ -21,18 +22,21 @@ function run(env: Record<string, string>) {
   return { child, output: () => out, exited };
 }
 
-async function waitReady(url: string, exited: Promise<unknown>): Promise<void> {
+/**
+ * The URL the gateway says it listens on, once it answers there. It is started on PORT=0, so the system picks a
+ * free port at the moment of listening: nothing can take it between a check and the use.
+ */
+async function waitListening(p: ReturnType<typeof run>): Promise<string> {
   let gone = false;
-  void exited.then(() => (gone = true));
-  for (let i = 0; i < 120 && !gone; i++) {
-    try {
-      if ((await fetch(`${url}/v1/models`)).ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('gateway did not become ready');
+  void p.exited.then(() => (gone = true));
+  let url = '';
+  await waitFor(() => {
+    if (gone) throw new Error(`the gateway exited before it listened:\n${p.output()}`);
+    url = /listening on (http:\/\/[\w.:]+)/.exec(p.output())?.[1] ?? '';
+    return url !== '';
+  }, 'the gateway to say where it listens', 30_000);
+  await waitFor(async () => (await fetch(`${url}/v1/models`).catch(() => undefined))?.ok === true, `the gateway to answer at ${url}`, 30_000);
+  return url;
 }
 
 describe('operator contract', () => {
@@ -62,23 +66,21 @@ describe('operator contract', () => {
   });
 
   it('prints the demo key and admin token once, then drains an in-flight stream on SIGTERM and exits 0', async () => {
-    const port = 10_000 + Math.floor(Math.random() * 22_000); // below the ephemeral range
     const config = path.join(dir, 'ok.json');
     fs.writeFileSync(config, JSON.stringify({
       providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],
       models: [{ id: 'op/slow', name: 'Slow', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 50, pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'slow-1500' }] }],
     }));
-    const env = { PORT: String(port), GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'd3') };
-    const url = `http://127.0.0.1:${port}`;
+    const env = { PORT: '0', GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'd3') };
     const first = run(env);
-    await waitReady(url, first.exited);
+    const url = await waitListening(first);
     const key = /Demo API key[^:]*: (sk_live_\w+)/.exec(first.output())?.[1];
     expect(key).toBeDefined();
     expect(first.output()).toMatch(/Admin token \(generated, shown once, keep it\): gwadm_\w+/);
 
     // A request the upstream answers only after 1.5 s, then SIGTERM while it is in flight.
     const pending = fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'op/slow', messages: [{ role: 'user', content: 'hi' }], stream: true }) });
-    await new Promise((r) => setTimeout(r, 400));
+    await fake.received((q) => q.model === 'slow-1500', 'the in-flight request');
     first.child.kill('SIGTERM');
     const res = await pending;
     expect(res.status).toBe(200);
@@ -89,9 +91,9 @@ describe('operator contract', () => {
 
     // Restarted on the same data: nothing printed again, the key still works, and the drained request was settled.
     const second = run(env);
-    await waitReady(url, second.exited);
+    const again = await waitListening(second);
     expect(second.output()).not.toMatch(/Demo API key|Admin token/);
-    const credits = await (await fetch(`${url}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const credits = await (await fetch(`${again}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(credits.data).toMatchObject({ total_usage: 0.01, held: 0 });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

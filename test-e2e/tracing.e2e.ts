@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFleet, type Fleet } from '../deploy/local-fleet';
-import { PG_URL } from './support/harness';
+import { PG_URL, expectLedgerInvariants, fleetLedger, onFleetPorts, settled } from './support/harness';
 
 interface Span { traceId: string; name: string; service: string }
 
@@ -40,13 +40,14 @@ describe('traces in the fleet', () => {
     collector = await startCollector();
     const db = new URL(PG_URL);
     db.pathname = `/gw_trace_${crypto.randomBytes(5).toString('hex')}`;
-    fleet = await startFleet({
-      port: 21_000 + Math.floor(Math.random() * 8_000),
+    fleet = await onFleetPorts((port) => startFleet({
+      port,
       databaseUrl: db.toString(),
+      adminToken: `trace-admin-${crypto.randomBytes(8).toString('hex')}`,
       dropDatabaseOnStop: true,
       logDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-trace-')),
       env: { LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
-    });
+    }));
   }, 90_000);
   afterAll(async () => {
     await fleet?.stop();
@@ -79,5 +80,15 @@ describe('traces in the fleet', () => {
     }
     expect([...services].sort()).toEqual(['model-gateway-billing', 'model-gateway-edge', 'model-gateway-text']);
     expect(consumed).toBe(true); // the settle event's consumer span continues the request's trace
+
+    // Tracing changes nothing in the money: the call settled and the ledger's invariants hold.
+    const ledger = fleetLedger(fleet.databaseUrl);
+    try {
+      await settled(ledger);
+      await expectLedgerInvariants(ledger);
+      expect(await ledger.ledger(`SELECT state FROM holds`)).toEqual([{ state: 'settled' }]);
+    } finally {
+      await ledger.close();
+    }
   }, 30_000);
 });
