@@ -14,7 +14,7 @@ function embeddingsConfig(fakeUrl: string) {
   });
   return {
     providers: [
-      { id: 'fake', kind: 'openai', base_url: fakeUrl, timeout_ms: 2_000 },
+      { id: 'fake', kind: 'openai', base_url: fakeUrl, timeout_ms: 10_000 },
       // A Cohere-kind provider has no embeddings: its endpoints must fail over like broken ones.
       { id: 'co', kind: 'cohere', base_url: fakeUrl, timeout_ms: 400 },
       { id: 'sim', kind: 'simulated' },
@@ -71,7 +71,9 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
 
   it('answers base64 as little-endian float32 bytes to a plain client', async () => {
     const r = await post({ model: 'test/embed', input: ['a', 'bc'], encoding_format: 'base64' });
+    expect(r.status).toBe(200);
     const body = await r.json();
+    expect(body.data.map((d: { index: number }) => d.index)).toEqual([0, 1]);
     body.data.forEach((d: { embedding: string; index: number }, i: number) => {
       expect(typeof d.embedding).toBe('string');
       const buf = Buffer.from(d.embedding, 'base64');

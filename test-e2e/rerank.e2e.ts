@@ -7,7 +7,10 @@ const COHERE_KEY_ENV = 'E2E_FAKE_COHERE_KEY';
 // One token costs 0.001 USD = 1,000,000 nano-USD, so every figure below is a whole number of tokens.
 const NANO_PER_TOKEN = 1_000_000n;
 
-/** Each failing behaviour has its own endpoint (provider/model), so no test opens a circuit another relies on. */
+/**
+ * Each failing behaviour has its own endpoint (provider/model), so no test opens a circuit another relies on; only
+ * `co-stall`, which nothing healthy uses, has a timeout short enough for a loaded machine to reach by accident.
+ */
 function rerankConfig(cohereUrl: string) {
   const model = (id: string, endpoints: Array<[string, string]>, extra: Record<string, unknown> = {}) => ({
     id, name: id, category: 'rerank', status: 'available', pricing: { prompt: '0.001' },
@@ -15,7 +18,8 @@ function rerankConfig(cohereUrl: string) {
   });
   return {
     providers: [
-      { id: 'co', kind: 'cohere', base_url: cohereUrl, api_key_env: COHERE_KEY_ENV, timeout_ms: 400 },
+      { id: 'co', kind: 'cohere', base_url: cohereUrl, api_key_env: COHERE_KEY_ENV, timeout_ms: 10_000 },
+      { id: 'co-stall', kind: 'cohere', base_url: cohereUrl, api_key_env: COHERE_KEY_ENV, timeout_ms: 400 },
       // An OpenAI-kind provider has no rerank: its endpoints must fail over like broken ones.
       { id: 'oai', kind: 'openai', base_url: cohereUrl, timeout_ms: 400 },
       { id: 'sim', kind: 'simulated' },
@@ -25,7 +29,7 @@ function rerankConfig(cohereUrl: string) {
       model('test/rerank-tokens', [['co', 'tokens-5']]),
       model('test/rerank-unsorted', [['co', 'unsorted']]),
       model('test/rerank-failover', [['co', 'status-500'], ['co', 'ok']]),
-      model('test/rerank-slow-first', [['co', 'slow-1500'], ['co', 'ok']]),
+      model('test/rerank-slow-first', [['co-stall', 'slow-1500'], ['co', 'ok']]),
       model('test/rerank-wrong-kind', [['oai', 'ok'], ['co', 'ok']]),
       model('test/rerank-all-fail', [['co', 'status-503'], ['co', 'status-429']]),
       model('test/rerank-client-error', [['co', 'status-422'], ['co', 'ok']]),
