@@ -1,12 +1,13 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+import { TEXT_PRICE } from './support/config';
+import { expectChargedForDelivered, settled, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 /** This file's own catalogue: one model per behaviour, so a failing endpoint here opens no circuit elsewhere. */
 function config(fakeUrl: string) {
   const text = (id: string, provider: string, model: string) => ({
     id, name: id, category: 'text', status: 'available', context_length: 4096, max_output_tokens: 100,
-    pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider, model }],
+    pricing: TEXT_PRICE, endpoints: [{ provider, model }],
   });
   return {
     providers: [
@@ -200,12 +201,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     expect(text).toBe('part0 part1 part2 ');
     expect(types[types.length - 1]).toBe('response.failed');
     expect(final).toMatchObject({ status: 'failed', error: { code: 'upstream_unavailable' }, output_text: text, usage: null });
-    await settled(gw, acct.accountId);
-    const [rec] = await gw.ledger(`SELECT status, error_code, tokens_completion, total_cost::text AS c FROM usage_records WHERE request_id = $1`, [final.id]);
-    expect(rec).toMatchObject({ status: 'failed', error_code: 'upstream_unavailable' });
-    expect(rec.tokens_completion).toBeGreaterThan(0);
-    expect(rec.tokens_completion).toBeLessThan(100); // never the worst case (max_output_tokens)
-    expect(BigInt(rec.c)).toBeGreaterThan(0n);
+    await expectChargedForDelivered(gw, acct.accountId, final.id, { prompt: 'ping', delivered: text, price: TEXT_PRICE });
   });
 
   it('answers a stream that fails before its first byte with a JSON error and a real status, holding nothing', async () => {
