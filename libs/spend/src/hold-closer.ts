@@ -28,8 +28,10 @@ export interface Usage {
 export interface CallFacts {
   /** The model that answered (perhaps a fallback); the record's model otherwise. */
   model?: string;
-  /** Upstream attempts made; more than one means a fallback was used. */
+  /** Upstream attempts made, across every call of the request (a prompt batch makes one call per prompt). */
   attempts?: number;
+  /** Whether some call was answered by other than the first endpoint it tried; without it, more than one attempt. */
+  fallbackUsed?: boolean;
   /** epoch ms of the upstream's first byte; without it latency is the whole generation time. */
   firstByteAt?: number;
 }
@@ -120,7 +122,7 @@ export class HoldCloser {
       latency: Math.max(0, (facts.firstByteAt ?? now) - hold.startedAt),
       generation_time: Math.max(0, now - hold.startedAt),
       attempts,
-      fallback_used: attempts > 1,
+      fallback_used: facts.fallbackUsed ?? attempts > 1,
       origin: '',
       finished_at: new Date(now).toISOString(),
       ...rec,

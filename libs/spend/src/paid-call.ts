@@ -2,7 +2,7 @@ import type { BillingPort } from '@gateway/billing-client';
 import type { ModelConfig, ModelRegistry, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
-import { UpstreamError, classify } from '@gateway/upstreams';
+import { type UpstreamError, classify } from '@gateway/upstreams';
 import type { Circuits } from './circuits';
 import { count } from './counters';
 import { HoldCloser, type CallFacts, type CloseDeps, type Usage } from './hold-closer';
@@ -38,6 +38,8 @@ export interface Answer<T> {
  */
 export class PaidCall {
   private attempts = 0;
+  /** Some call of this request was answered by other than its first endpoint tried (a batch makes several calls). */
+  private fallbackUsed = false;
   private firstByteAt: number | undefined;
   private answeredBy: ResolvedModel | undefined;
   private readonly closer: HoldCloser;
@@ -55,11 +57,12 @@ export class PaidCall {
   /** Resolves the models and places the hold; throws 409 model_unavailable or 402 before anything is routed. */
   static async begin(deps: SpendDeps, spec: PaidCallSpec): Promise<PaidCall> {
     const candidates = resolveCandidates(deps, spec);
-    // Any candidate may end up answering, so the hold must cover the dearest of them.
-    const amount = candidates.reduce((max, m) => {
+    // Any candidate may end up answering, so the hold must cover the dearest of them (a loop: Math.max refuses bigints).
+    let amount = 0n;
+    for (const m of candidates) {
       const w = spec.worstCase(m);
-      return w > max ? w : max;
-    }, 0n);
+      if (w > amount) amount = w;
+    }
     const { ctx } = spec;
     const model = candidates[0].config.id;
     const hold = await deps.billing.placeHold({
@@ -91,10 +94,12 @@ export class PaidCall {
    */
   async call<T>(attempt: (model: ResolvedModel, endpoint: ResolvedEndpoint) => Promise<T>, clientSignal?: AbortSignal): Promise<Answer<T>> {
     let last: UpstreamError | undefined;
+    let tried = 0;
     for (const model of this.candidates) {
       for (const endpoint of model.endpoints) {
         if (!this.deps.circuits.allow(endpoint.key)) continue;
         this.attempts += 1;
+        tried += 1;
         try {
           const result = await attempt(model, endpoint);
           if (clientSignal?.aborted) throw clientSignal.reason;
@@ -102,6 +107,7 @@ export class PaidCall {
           this.deps.circuits.success(endpoint.key);
           count(this.deps.metrics, 'attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
+          if (tried > 1) this.fallbackUsed = true;
           return { result, model, endpoint };
         } catch (e) {
           if (clientSignal?.aborted) {
@@ -150,7 +156,7 @@ export class PaidCall {
   }
 
   private facts(): CallFacts {
-    return { model: this.answeredBy?.config.id, attempts: this.attempts, firstByteAt: this.firstByteAt };
+    return { model: this.answeredBy?.config.id, attempts: this.attempts, fallbackUsed: this.fallbackUsed, firstByteAt: this.firstByteAt };
   }
 }
 

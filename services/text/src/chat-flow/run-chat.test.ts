@@ -56,6 +56,13 @@ describe('chat flow', () => {
       expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: (2n * textCharge(m, 2, 1)).toString() }]);
     });
 
+    it('records no fallback for a prompt batch whose prompts each answered at their first endpoint', async () => {
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }) });
+      await completeChats(testContext(), deps, ['acme/chat'], [body('a'), body('b'), body('c')], 20);
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ record: { attempts: 3, fallback_used: false } }]);
+    });
+
     it('releases the whole hold of a prompt batch when a later prompt fails after earlier ones answered', async () => {
       let answered = 0;
       const firstOnly: Behaviour = (call) => (answered++ === 0 ? answers('ok', { prompt_tokens: 2, completion_tokens: 1 })(call) : fails(503)(call));
