@@ -74,7 +74,10 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       return;
     }
     let byKey = group.queues.get(topic);
-    if (!byKey) group.queues.set(topic, (byKey = new Map()));
+    if (!byKey) {
+      byKey = new Map();
+      group.queues.set(topic, byKey);
+    }
     let q = byKey.get(event.key);
     if (!q) {
       q = { topic, key: event.key, hash: fnv1a(event.key), items: [], head: 0, running: false };
@@ -105,8 +108,10 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
 
   async function drain(group: Group, q: KeyQueue): Promise<void> {
     try {
-      while (!closed && q.head < q.items.length) {
-        const entry = q.items[q.head]!;
+      while (!closed) {
+        // Slots before head are cleared and every slot from head on holds an entry, so undefined means drained.
+        const entry = q.items[q.head];
+        if (entry === undefined) break;
         const members = group.byTopic.get(q.topic);
         if (!members || members.length === 0) {
           group.parked.add(q);
@@ -129,7 +134,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     } finally {
       q.running = false;
       // Deleting only empty queues keeps the per-key maps as small as the set of keys with traffic in flight.
-      if (q.head === q.items.length && group.queues.get(q.topic)?.get(q.key) === q) group.queues.get(q.topic)!.delete(q.key);
+      const byKey = group.queues.get(q.topic);
+      if (q.head === q.items.length && byKey?.get(q.key) === q) byKey.delete(q.key);
     }
   }
 
@@ -151,12 +157,16 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     }
   }
 
-  function join(name: string, topics: string[], handler: Handler): Member {
+  function groupNamed(name: string): Group {
     let group = groups.get(name);
     if (!group) {
       group = { name, byTopic: new Map(), queues: new Map(), parked: new Set(), backlog: 0 };
       groups.set(name, group);
     }
+    return group;
+  }
+
+  function join(group: Group, topics: string[], handler: Handler): Member {
     let leave!: () => void;
     const gone = new Promise<typeof ABANDONED>((resolve) => (leave = () => resolve(ABANDONED)));
     const member: Member = { handler, inflight: new Set(), gone, leave };
@@ -200,8 +210,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     async subscribe(groupName, topics, handler): Promise<Subscription> {
       if (closed) throw new Error('bus: subscribe on a closed memory bus');
       if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
-      const member = join(groupName, topics, handler);
-      const group = groups.get(groupName)!;
+      const group = groupNamed(groupName);
+      const member = join(group, topics, handler);
       let closing: Promise<void> | undefined;
       return { close: () => (closing ??= part(group, member)) };
     },

@@ -50,7 +50,7 @@ export class StreamConsumer {
       // Already reported through the command connection and the loop's own catch; avoids ioredis' unhandled-error print.
     });
     this.keys = c.topics.map((t) => c.streamKey(t));
-    c.topics.forEach((t, i) => this.topicOf.set(this.keys[i], t));
+    for (const [i, t] of c.topics.entries()) this.topicOf.set(this.keys[i], t);
     this.claimEveryMs = Math.max(50, Math.min(c.claimIdleMs / 2, 5_000));
   }
 
@@ -66,7 +66,8 @@ export class StreamConsumer {
   }
 
   stop(): Promise<void> {
-    return (this.stopped ??= this.shutdown());
+    this.stopped ??= this.shutdown();
+    return this.stopped;
   }
 
   private async shutdown(): Promise<void> {
@@ -155,7 +156,9 @@ export class StreamConsumer {
   }
 
   private async handleEntries(key: string, entries: StreamEntry[], deliveries: Map<string, number> | null): Promise<void> {
-    const topic = this.topicOf.get(key)!;
+    const topic = this.topicOf.get(key);
+    // Every key read or claimed comes from this.keys; anything else is a bug, and its entries stay pending.
+    if (topic === undefined) throw new Error(`bus: stream ${key} is not one of this subscription's topics`);
     const acks: Promise<unknown>[] = [];
     for (const [id, fields] of entries) {
       // Whatever is not handled yet stays pending and is claimed elsewhere after claimIdleMs.
