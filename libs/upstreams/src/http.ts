@@ -27,9 +27,12 @@ export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.Proces
   return async (ep, path, payload, opts) => {
     const timeout = ep.provider.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const apiKey = ep.provider.api_key_env ? env[ep.provider.api_key_env] : undefined;
-    let res;
+    // The config schema requires base_url for every HTTP kind; should one slip through, fail over like a dead host.
+    if (!ep.provider.base_url) throw new UpstreamError('connect', `provider ${ep.provider.id} has no base_url`);
+    const url = `${ep.provider.base_url.replace(/\/$/, '')}${path}`;
+    let res: Dispatcher.ResponseData;
     try {
-      res = await request(`${ep.provider.base_url!.replace(/\/$/, '')}${path}`, {
+      res = await request(url, {
         method: 'POST',
         dispatcher: agent,
         headers: {

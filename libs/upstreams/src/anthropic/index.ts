@@ -35,7 +35,7 @@ export function createAnthropicProtocol(env: NodeJS.ProcessEnv = process.env): T
         /* judged below */
       }
       // An answer in the wrong shape is the upstream's fault: the next endpoint may take over.
-      if (!answer || answer.type !== 'message' || !Array.isArray(answer.content)) throw new UpstreamError('protocol', 'upstream answer is not a message');
+      if (answer?.type !== 'message' || !Array.isArray(answer.content)) throw new UpstreamError('protocol', 'upstream answer is not a message');
       return toChatCompletion(answer);
     },
     async chatStream(ep, body, opts) {

@@ -103,12 +103,17 @@ export function toMessagesRequest(body: Record<string, unknown>, upstreamModel: 
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : undefined;
   const tools = Array.isArray(body.tools)
     ? (body.tools as Array<{ type?: string; function?: { name: string; description?: string; parameters?: unknown } }>)
-        .filter((t) => t.type === 'function' && t.function)
-        .map((t) => ({
-          name: t.function!.name,
-          ...(t.function!.description ? { description: t.function!.description } : {}),
-          input_schema: t.function!.parameters ?? { type: 'object', properties: {} },
-        }))
+        .flatMap(({ type, function: fn }) =>
+          type === 'function' && fn
+            ? [
+                {
+                  name: fn.name,
+                  ...(fn.description ? { description: fn.description } : {}),
+                  input_schema: fn.parameters ?? { type: 'object', properties: {} },
+                },
+              ]
+            : [],
+        )
     : undefined;
   const toolChoice = tools?.length ? toolChoiceOf(body.tool_choice, body.parallel_tool_calls) : undefined;
   const maxTokens = (body.max_tokens ?? body.max_completion_tokens ?? maxOutputTokens ?? DEFAULT_MAX_TOKENS) as number;
