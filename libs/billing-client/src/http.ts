@@ -63,7 +63,7 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
     async ping() {
       const res = await pool.request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);
       await res?.body.dump();
-      if (!res || res.statusCode !== 200) throw new Error('billing not ready');
+      if (res?.statusCode !== 200) throw new Error('billing not ready');
     },
     close: () => pool.close(),
   };

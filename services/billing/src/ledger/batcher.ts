@@ -21,7 +21,7 @@ export function batched<I, O>(runMany: (items: I[]) => Promise<O[]>, runOne: (it
       }
       try {
         const out = await runMany(batch.map((w) => w.item));
-        batch.forEach((w, i) => w.resolve(out[i]));
+        for (const [i, w] of batch.entries()) w.resolve(out[i]);
       } catch {
         for (const w of batch) await runOne(w.item).then(w.resolve, w.reject);
       }

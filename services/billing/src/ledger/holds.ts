@@ -101,7 +101,9 @@ function holdFromRow(row: PlaceRow, req: HoldRequest): Hold {
   switch (row.outcome) {
     case 'placed':
     case 'existing':
-      return { holdId: row.hold_id!, amountNano: BigInt(row.amount), expiresAt: iso(row.expires_at) };
+      // place_hold returns the id with both outcomes; without one the SQL and this code disagree, not the client.
+      if (row.hold_id === null) throw new Error(`ledger: place_hold answered "${row.outcome}" without a hold id`);
+      return { holdId: row.hold_id, amountNano: BigInt(row.amount), expiresAt: iso(row.expires_at) };
     case 'duplicate':
       throw duplicate();
     case 'finished':
