@@ -8,7 +8,7 @@ const decodeLikeOpenAI = (b64: string) => {
 
 describe('float32Base64', () => {
   it('round-trips through Float32Array to the float32 value of each component', () => {
-    const vector = [0, 1, -1, 0.1, -0.3333333333, 1e-30, 3.4e38, 0.7071067811865476];
+    const vector = [0, 1, -1, 0.1, -0.3333333333, 1e-30, 3.4e38, Math.SQRT1_2];
     const decoded = decodeLikeOpenAI(float32Base64(vector));
     expect(decoded).toEqual(Array.from(Float32Array.from(vector)));
   });

@@ -128,7 +128,9 @@ export function toMessage(outcome: ChatOutcome) {
   const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
   const calls = (choice?.message?.tool_calls as ToolCall[] | undefined) ?? [];
   const content: Array<Record<string, unknown>> = text || calls.length === 0 ? [{ type: 'text', text }] : [];
-  calls.forEach((c, i) => content.push({ type: 'tool_use', id: toolUseId(c.id, outcome.requestId, i), name: c.function?.name ?? '', input: toolInputOf(c.function?.arguments) }));
+  for (const [i, c] of calls.entries()) {
+    content.push({ type: 'tool_use', id: toolUseId(c.id, outcome.requestId, i), name: c.function?.name ?? '', input: toolInputOf(c.function?.arguments) });
+  }
   const stopSequence = typeof choice?.stop_sequence === 'string' ? choice.stop_sequence : null;
   const stopReason = stopReasonOf(choice?.finish_reason, stopSequence);
   return {

@@ -52,11 +52,13 @@ export function responsesSink(emit: EmitEvent, createdAt: number, echo: Response
     return message;
   }
 
-  function openPart(m: OpenMessage, kind: MessagePart['type']) {
+  function openPart(m: OpenMessage, kind: MessagePart['type']): MessagePart {
     closePart(m);
-    m.part = kind === 'output_text' ? { type: 'output_text', text: '', annotations: [] } : { type: 'refusal', refusal: '' };
-    m.item.content.push(m.part);
-    send('response.content_part.added', { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1, part: copy(m.part) });
+    const part: MessagePart = kind === 'output_text' ? { type: 'output_text', text: '', annotations: [] } : { type: 'refusal', refusal: '' };
+    m.part = part;
+    m.item.content.push(part);
+    send('response.content_part.added', { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1, part: copy(part) });
+    return part;
   }
 
   function closePart(m: OpenMessage) {
@@ -79,13 +81,13 @@ export function responsesSink(emit: EmitEvent, createdAt: number, echo: Response
 
   function text(kind: MessagePart['type'], delta: string) {
     const m = message ?? openMessage();
-    if (m.part?.type !== kind) openPart(m, kind);
+    const part = m.part?.type === kind ? m.part : openPart(m, kind);
     const where = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
-    if (m.part!.type === 'output_text') {
-      m.part!.text += delta;
+    if (part.type === 'output_text') {
+      part.text += delta;
       send('response.output_text.delta', { ...where, delta, logprobs: [] });
     } else {
-      m.part!.refusal += delta;
+      part.refusal += delta;
       send('response.refusal.delta', { ...where, delta });
     }
   }

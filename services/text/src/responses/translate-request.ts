@@ -70,8 +70,12 @@ export function toChatMessages(input: InputItem[]): ChatMessage[] {
       case 'function_call': {
         const call: ChatToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
         // One assistant turn in chat carries its text and all its (parallel) calls, so consecutive items merge.
-        if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
-        else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+        if (last?.role === 'assistant') {
+          last.tool_calls ??= [];
+          last.tool_calls.push(call);
+        } else {
+          out.push({ role: 'assistant', content: null, tool_calls: [call] });
+        }
         break;
       }
       case 'function_call_output':
