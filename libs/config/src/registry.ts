@@ -22,6 +22,12 @@ export interface ModelRegistry {
 
 export function buildRegistry(config: GatewayConfig): ModelRegistry {
   const providers = new Map(config.providers.map((p) => [p.id, p]));
+  // parseConfig already refuses unknown providers; this guards a config built by hand.
+  const providerOf = (model: string, id: string): ProviderConfig => {
+    const provider = providers.get(id);
+    if (!provider) throw new Error(`model ${model}: unknown provider "${id}"`);
+    return provider;
+  };
   const models = new Map<string, ResolvedModel>();
   for (const m of config.models) {
     const p = m.pricing;
@@ -35,7 +41,7 @@ export function buildRegistry(config: GatewayConfig): ModelRegistry {
         character: parseRate(p.character ?? '0'),
         second: parseRate(p.second ?? '0'),
       },
-      endpoints: m.endpoints.map((e) => ({ key: `${e.provider}/${e.model}`, provider: providers.get(e.provider)!, upstreamModel: e.model })),
+      endpoints: m.endpoints.map((e) => ({ key: `${e.provider}/${e.model}`, provider: providerOf(m.id, e.provider), upstreamModel: e.model })),
     });
   }
   const list = [...models.values()];

@@ -2,25 +2,28 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
 
+/** What pglite-worker.js posts back for each request. */
+type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { message: string; code?: string; constraint?: string } };
+
 /**
  * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
  * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests).
  */
 export async function openPglite(dir?: string): Promise<Db> {
   const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir } });
-  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: unknown) => void }>();
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   let nextTx = 1;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`))));
   });
-  worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: { message: string; code?: string; constraint?: string } }) => {
+  worker.on('message', (m: WorkerReply) => {
     const p = pending.get(m.id);
     if (!p) return;
     pending.delete(m.id);
     if (m.ok) p.resolve(m.result);
-    else p.reject(Object.assign(new Error(m.error!.message), { code: m.error!.code, constraint: m.error!.constraint }));
+    else p.reject(Object.assign(new Error(m.error.message), { code: m.error.code, constraint: m.error.constraint }));
   });
   worker.on('error', (e) => {
     for (const p of pending.values()) p.reject(e);
@@ -30,7 +33,8 @@ export async function openPglite(dir?: string): Promise<Db> {
   const send = <T>(msg: Record<string, unknown>): Promise<T> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
-      pending.set(id, { resolve, reject });
+      // The worker's answer is untyped: T is what the caller's SQL selects.
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       worker.postMessage({ ...msg, id });
     });
   const on = (tx?: number): Queryable => ({

@@ -31,7 +31,10 @@ export function needServer(name: string, url: string, defaultPort: number): Serv
 
 /** `describe`, or, given a reason, `describe.skip` with the reason in the title and on stderr. */
 export function describeOrSkip(title: string, skipReason: string | undefined, fn: () => void): void {
-  if (!skipReason) return describe(title, fn);
+  if (!skipReason) {
+    describe(title, fn);
+    return;
+  }
   // Jest prints nothing for a file whose tests are all skipped, not even its console output; stderr gets through.
   process.stderr.write(`skipped "${title}": ${skipReason}\n`);
   describe.skip(`${title} [skipped: ${skipReason}]`, fn);

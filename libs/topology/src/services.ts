@@ -80,4 +80,10 @@ export function keyedOwner(path: string): ServiceName | undefined {
   return SERVICES.find((s) => (s.keyedPaths as readonly RegExp[]).some((p) => p.test(path)))?.name;
 }
 
-export const ADMIN_OWNER = SERVICES.find((s) => 'admin' in s && s.admin)!.name as ServiceName;
+function adminOwner(): ServiceName {
+  const owner = SERVICES.find((s) => 'admin' in s && s.admin);
+  if (!owner) throw new Error('topology: no service in SERVICES owns the admin API');
+  return owner.name;
+}
+
+export const ADMIN_OWNER = adminOwner();
