@@ -5,9 +5,10 @@ export async function* sseData(body: AsyncIterable<Buffer | string>): AsyncGener
   let buffer = '';
   for await (const part of body) {
     buffer += typeof part === 'string' ? part : part.toString('utf8');
-    for (let cut = buffer.search(FRAME_END); cut !== -1; cut = buffer.search(FRAME_END)) {
-      const frame = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + (buffer[cut] === '\r' ? 4 : 2));
+    for (let end = FRAME_END.exec(buffer); end; end = FRAME_END.exec(buffer)) {
+      const frame = buffer.slice(0, end.index);
+      // The separator's own length: mixed endings (`\n\r\n`, `\r\n\n`) are 3 characters, not 2 or 4.
+      buffer = buffer.slice(end.index + end[0].length);
       const data = frame
         .split(/\r?\n/)
         .filter((l) => l.startsWith('data:'))
