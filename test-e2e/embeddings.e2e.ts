@@ -116,7 +116,7 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
     const b = await client.embeddings.create({ model: 'test/embed-sim', input: 'the same text', encoding_format: 'float' });
     expect(a.data[0].embedding).toHaveLength(16);
     // base64 carries float32, float carries the double: equal to float32 precision.
-    a.data[0].embedding.forEach((x, i) => expect(x).toBeCloseTo(b.data[0].embedding[i], 6));
+    for (const [i, x] of a.data[0].embedding.entries()) expect(x).toBeCloseTo(b.data[0].embedding[i], 6);
     expect(Math.hypot(...b.data[0].embedding)).toBeCloseTo(1, 12);
     expect(a.data[1].embedding).not.toEqual(a.data[0].embedding);
     const c = await client.embeddings.create({ model: 'test/embed-sim', input: 'the same text', dimensions: 64 });

@@ -105,7 +105,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
       tool_choice: 'auto', parallel_tool_calls: false,
     });
     expect(first.status).toBe('completed');
-    expect(first.output).toEqual([{ type: 'function_call', id: first.id.replace(/^req_/, 'fc_') + '_0', call_id: 'call_fake1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' }]);
+    expect(first.output).toEqual([{ type: 'function_call', id: `${first.id.replace(/^req_/, 'fc_')}_0`, call_id: 'call_fake1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' }]);
     expect(first.tools).toEqual([weather]);
     expect(first.usage).toMatchObject({ input_tokens: 10, output_tokens: 7, total_tokens: 17 });
 
@@ -160,7 +160,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const frames = (await r.text()).split('\n\n').filter(Boolean).map((f) => /^event: (\S+)\ndata: (.*)$/s.exec(f)!);
     expect(frames.every(Boolean)).toBe(true);
-    frames.forEach(([, type, data], i) => expect(JSON.parse(data)).toMatchObject({ type, sequence_number: i }));
+    for (const [i, [, type, data]] of frames.entries()) expect(JSON.parse(data)).toMatchObject({ type, sequence_number: i });
     expect(JSON.parse(frames[frames.length - 1][2]).response).toMatchObject({ id: r.headers.get('x-gateway-request-id'), status: 'completed', output_text: 'pong' });
   });
 
