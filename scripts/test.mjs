@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm test`: type-check, then every jest project (unit, integration on real PostgreSQL and Redis, e2e on both
+// `pnpm test`: lint and format check, type-check, then every jest project (unit, integration on real PostgreSQL and Redis, e2e on both
 // run modes), then the operator-contract smoke test in both run modes when ../shared/tools is beside the checkout.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +18,7 @@ const run = (label, cmd, args, env = {}) => {
 };
 
 if (!fs.existsSync(bin('jest'))) run('install', 'pnpm', ['install', '--frozen-lockfile']);
+run('lint and format (biome)', bin('biome'), ['check', '.']);
 run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 // PGlite loads its WebAssembly through dynamic import(), which jest's module VM only allows with this flag.
 const nodeOptions = [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--no-warnings=ExperimentalWarning'].filter(Boolean).join(' ');

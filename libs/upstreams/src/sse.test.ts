@@ -1,8 +1,12 @@
 import { sseData } from './sse';
 
+async function* arriving(chunks: string[]): AsyncGenerator<string> {
+  yield* chunks;
+}
+
 async function collect(chunks: string[]): Promise<string[]> {
   const out: string[] = [];
-  for await (const d of sseData(chunks)) out.push(d);
+  for await (const d of sseData(arriving(chunks))) out.push(d);
   return out;
 }
 
