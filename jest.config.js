@@ -4,7 +4,12 @@ const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts'
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'] },
-    { ...common, displayName: 'integration', testTimeout: 20_000, testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testTimeout: 20_000,
+      testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'],
+    },
     { ...common, displayName: 'e2e', testTimeout: 30_000, testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
   ],
 };

@@ -33,11 +33,16 @@ export async function benchBus(): Promise<string> {
   await once(); // warm-up: JIT and the first allocations of the queues
   const runs = [await once(), await once(), await once()];
   const rows = runs.map(
-    (r, i) => `| ${i + 1} | ${Math.round(EVENTS / (r.publishMs / 1000))} | ${r.deliverMs.toFixed(0)} | ${Math.round((EVENTS * GROUPS.length) / (r.deliverMs / 1000))} |`,
+    (r, i) =>
+      `| ${i + 1} | ${Math.round(EVENTS / (r.publishMs / 1000))} | ${r.deliverMs.toFixed(0)} | ${Math.round((EVENTS * GROUPS.length) / (r.deliverMs / 1000))} |`,
   );
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
   return [
-    `\nmemory bus, ${machine}; ${EVENTS} events over ${KEYS} keys to ${GROUPS.length} groups`, '',
-    '| run | publishes/s | ms until all delivered | deliveries/s |', '|---|---|---|---|', ...rows, '',
+    `\nmemory bus, ${machine}; ${EVENTS} events over ${KEYS} keys to ${GROUPS.length} groups`,
+    '',
+    '| run | publishes/s | ms until all delivered | deliveries/s |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
   ].join('\n');
 }

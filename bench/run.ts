@@ -39,14 +39,39 @@ const DIRECT: Record<string, { path: string; body: unknown }> = {
   rerank: { path: '/v1/rerank', body: { model: 'echo', query: 'ping', documents: ['pong', 'ping'] } },
 };
 
-interface Result { route: string; target: string; connections: number; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+interface Result {
+  route: string;
+  target: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
 
-function load(url: string, body: unknown, connections: number, seconds: number, headers: Record<string, string>): Promise<Omit<Result, 'route' | 'target'>> {
+function load(
+  url: string,
+  body: unknown,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string>,
+): Promise<Omit<Result, 'route' | 'target'>> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers }, connections, duration: seconds }, (err: unknown, r: autocannon.Result) => {
-      if (err) return reject(err);
-      resolve({ connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
-    });
+    autocannon(
+      {
+        url,
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json', ...headers },
+        connections,
+        duration: seconds,
+      },
+      (err: unknown, r: autocannon.Result) => {
+        if (err) return reject(err);
+        resolve({ connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
+      },
+    );
   });
 }
 
@@ -76,7 +101,11 @@ async function waitFor(url: string): Promise<void> {
 
 async function benchAccount(base: string, adminToken: string): Promise<string> {
   const admin = (p: string, body: unknown) =>
-    fetch(`${base}${p}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+    fetch(`${base}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
   const acct = await admin('/admin/v1/accounts', { credits: 1_000_000, rate_limit: { requests: 100_000_000, interval: '60s' } });
   const key = await admin(`/admin/v1/accounts/${acct.data.account_id}/keys`, { label: 'bench' });
   return key.data.key;
@@ -89,7 +118,8 @@ async function throughGateway(target: string, base: string, adminToken: string, 
     const url = `${base}${route.path}`;
     const seconds = route.name === 'chat' ? SECONDS : ROUTE_SECONDS;
     await load(url, route.body, CONNECTIONS, Math.min(3, seconds), headers); // warm-up
-    for (const c of route.name === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS]) out.push({ route: route.name, target, ...(await load(url, route.body, c, seconds, headers)) });
+    for (const c of route.name === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS])
+      out.push({ route: route.name, target, ...(await load(url, route.body, c, seconds, headers)) });
   }
 }
 
@@ -98,7 +128,13 @@ async function main() {
   const upstream = await startChild(process.execPath, [path.join(ROOT, 'bench', 'zero-upstream.mjs')], {});
   const upstreamUrl = `http://127.0.0.1:${upstream.firstLine}`;
   const model = (id: string, category: string, provider: string, extra: Record<string, unknown> = {}) => ({
-    id, name: id, category, status: 'available', pricing: { prompt: '0.000001', completion: '0.000002' }, endpoints: [{ provider, model: 'echo' }], ...extra,
+    id,
+    name: id,
+    category,
+    status: 'available',
+    pricing: { prompt: '0.000001', completion: '0.000002' },
+    endpoints: [{ provider, model: 'echo' }],
+    ...extra,
   });
   const config = {
     providers: [
@@ -122,14 +158,25 @@ async function main() {
       const d = DIRECT[kind];
       const url = `${upstreamUrl}${d.path}`;
       await load(url, d.body, CONNECTIONS, 2, {});
-      for (const c of kind === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS]) results.push({ route: `direct ${kind}`, target: 'direct', ...(await load(url, d.body, c, kind === 'chat' ? SECONDS : ROUTE_SECONDS, {})) });
+      for (const c of kind === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS])
+        results.push({ route: `direct ${kind}`, target: 'direct', ...(await load(url, d.body, c, kind === 'chat' ? SECONDS : ROUTE_SECONDS, {})) });
     }
 
     const port = 18_000 + Math.floor(Math.random() * 1000);
     const adminToken = `bench-${crypto.randomBytes(8).toString('hex')}`;
     const embedded = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
       cwd: ROOT,
-      env: { ...process.env, PORT: String(port), GATEWAY_CONFIG: configPath, GATEWAY_ADMIN_TOKEN: adminToken, GATEWAY_DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '', BUS: '' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        GATEWAY_CONFIG: configPath,
+        GATEWAY_ADMIN_TOKEN: adminToken,
+        GATEWAY_DATA_DIR: path.join(dir, 'data'),
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        BUS: '',
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(embedded);
@@ -138,7 +185,15 @@ async function main() {
     embedded.kill('SIGTERM');
 
     if (!process.env.BENCH_SKIP_FLEET) {
-      const fleet = await startFleet({ port: port + 10, configPath, adminToken, databaseUrl: `postgres://postgres@127.0.0.1:5432/gw_bench_${crypto.randomBytes(4).toString('hex')}`, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+      const fleet = await startFleet({
+        port: port + 10,
+        configPath,
+        adminToken,
+        databaseUrl: `postgres://postgres@127.0.0.1:5432/gw_bench_${crypto.randomBytes(4).toString('hex')}`,
+        dropDatabaseOnStop: true,
+        logDir: dir,
+        env: { LOG_LEVEL: 'warn' },
+      });
       try {
         await throughGateway('fleet', fleet.url, adminToken, results);
       } finally {
@@ -149,7 +204,8 @@ async function main() {
     for (const c of children) c.kill('SIGTERM');
   }
 
-  const direct = (route: string, c: number) => results.find((r) => r.target === 'direct' && r.route === `direct ${ROUTES.find((x) => x.name === route)?.direct}` && r.connections === c);
+  const direct = (route: string, c: number) =>
+    results.find((r) => r.target === 'direct' && r.route === `direct ${ROUTES.find((x) => x.name === route)?.direct}` && r.connections === c);
   const rows = results.map((r) => {
     const d = r.target === 'direct' ? undefined : direct(r.route, r.connections);
     const overhead = d ? `+${(r.p50 - d.p50).toFixed(2)} ms p50; ${(d.rps / r.rps).toFixed(1)}x the time per request` : '';
@@ -157,8 +213,14 @@ async function main() {
   });
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   process.stdout.write(
-    [`\n${machine}; chat ${SECONDS} s per run, other routes ${ROUTE_SECONDS} s`, '',
-      '| route | target | connections | requests/s | p50 ms | p99 ms | errors + non-2xx | overhead over direct |', '|---|---|---|---|---|---|---|---|', ...rows, ''].join('\n'),
+    [
+      `\n${machine}; chat ${SECONDS} s per run, other routes ${ROUTE_SECONDS} s`,
+      '',
+      '| route | target | connections | requests/s | p50 ms | p99 ms | errors + non-2xx | overhead over direct |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
   );
 }
 

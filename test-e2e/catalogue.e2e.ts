@@ -3,11 +3,38 @@ import { startGateway, type Mode, type TestGateway } from './support/harness';
 const config = {
   providers: [{ id: 'sim', kind: 'simulated' }],
   models: [
-    { id: 'cat/chat', name: 'Chat', description: 'A chat model', category: 'text', status: 'available', context_length: 8192, max_output_tokens: 512,
-      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0' }, supported_parameters: ['max_tokens', 'tools'], endpoints: [{ provider: 'sim', model: 's' }] },
-    { id: 'cat/next', name: 'Next', category: 'text', status: 'coming_soon', context_length: 8192, max_output_tokens: 512,
-      pricing: { prompt: '0.000001' }, unit: '1M tokens', price: 1, endpoints: [{ provider: 'sim', model: 's' }] },
-    { id: 'cat/embed', name: 'Embed', category: 'embedding', status: 'available', pricing: { prompt: '0.00000002' }, endpoints: [{ provider: 'sim', model: 'e' }] },
+    {
+      id: 'cat/chat',
+      name: 'Chat',
+      description: 'A chat model',
+      category: 'text',
+      status: 'available',
+      context_length: 8192,
+      max_output_tokens: 512,
+      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0' },
+      supported_parameters: ['max_tokens', 'tools'],
+      endpoints: [{ provider: 'sim', model: 's' }],
+    },
+    {
+      id: 'cat/next',
+      name: 'Next',
+      category: 'text',
+      status: 'coming_soon',
+      context_length: 8192,
+      max_output_tokens: 512,
+      pricing: { prompt: '0.000001' },
+      unit: '1M tokens',
+      price: 1,
+      endpoints: [{ provider: 'sim', model: 's' }],
+    },
+    {
+      id: 'cat/embed',
+      name: 'Embed',
+      category: 'embedding',
+      status: 'available',
+      pricing: { prompt: '0.00000002' },
+      endpoints: [{ provider: 'sim', model: 'e' }],
+    },
   ],
   limits: { public_rate_limit: { requests: 40, interval: '60s' } },
 };
@@ -31,9 +58,17 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
     expect(headers.get('cache-control')).toMatch(/max-age/);
     expect(json.data).toHaveLength(3);
     expect(json.data[0]).toEqual({
-      id: 'cat/chat', canonical_slug: 'cat/chat', name: 'Chat', description: 'A chat model', category: 'text', status: 'available',
-      unit: '1M tokens', price: 2.5, context_length: 8192,
-      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null }, supported_parameters: ['max_tokens', 'tools'],
+      id: 'cat/chat',
+      canonical_slug: 'cat/chat',
+      name: 'Chat',
+      description: 'A chat model',
+      category: 'text',
+      status: 'available',
+      unit: '1M tokens',
+      price: 2.5,
+      context_length: 8192,
+      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null },
+      supported_parameters: ['max_tokens', 'tools'],
     });
     expect(json.data[1]).toMatchObject({ id: 'cat/next', status: 'coming_soon', unit: '1M tokens', price: 1 });
     expect(json.data[2].context_length).toBeUndefined(); // text models only
@@ -49,7 +84,9 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
     expect(json.data).toMatchObject({
       id: 'cat/chat',
       architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'], tokenizer: 'o200k_base', instruct_type: null },
-      alias_target: null, reasoning: { supported: false }, discount: 0,
+      alias_target: null,
+      reasoning: { supported: false },
+      discount: 0,
     });
     const missing = await get('/v1/model/cat/nothing');
     expect(missing.status).toBe(404);

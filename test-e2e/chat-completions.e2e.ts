@@ -3,8 +3,16 @@ import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { TEXT_PRICE, testConfig } from './support/config';
 import { textCost } from './support/money';
 import {
-  closedHold, expectChargedForDelivered, expectReleased, holdCount, ledgerRow, settled, usageRecord,
-  type Mode, type TestGateway, useGatewaySuite,
+  closedHold,
+  expectChargedForDelivered,
+  expectReleased,
+  holdCount,
+  ledgerRow,
+  settled,
+  usageRecord,
+  type Mode,
+  type TestGateway,
+  useGatewaySuite,
 } from './support/harness';
 
 const modes: Mode[] = ['embedded', 'fleet'];
@@ -21,7 +29,11 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   });
 
   const call = (body: unknown, key = acct.key, headers: Record<string, string> = {}) =>
-    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const ping = { model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] };
 
   it('answers the openai client, charges exactly, and shows the charge in /v1/credits and /v1/generation', async () => {
@@ -38,8 +50,19 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
 
     const gen = await (await fetch(`${gw.url}/v1/generation?id=${requestId}`, { headers: { authorization: `Bearer ${acct.key}` } })).json();
     expect(gen.data).toMatchObject({
-      id: requestId, request_id: requestId, model: 'test/ok', streamed: false, status: 'succeeded', error_code: null,
-      tokens_prompt: 3, tokens_completion: 1, total_cost: 0.01, cost: '0.005', attempts: 1, fallback_used: false, finish_reason: 'stop',
+      id: requestId,
+      request_id: requestId,
+      model: 'test/ok',
+      streamed: false,
+      status: 'succeeded',
+      error_code: null,
+      tokens_prompt: 3,
+      tokens_completion: 1,
+      total_cost: 0.01,
+      cost: '0.005',
+      attempts: 1,
+      fallback_used: false,
+      finish_reason: 'stop',
     });
     expect(typeof gen.data.latency).toBe('number');
     expect(typeof gen.data.generation_time).toBe('number');
@@ -68,18 +91,34 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     const requestId = response.headers.get('x-gateway-request-id');
     const charge = textCost(TEXT_PRICE, 5, 20).toString();
     expect(await closedHold(gw, acct.accountId, requestId)).toMatchObject({ state: 'settled', charge });
-    expect(await usageRecord(gw, acct.accountId, requestId)).toMatchObject({ status: 'succeeded', tokens_prompt: 5, tokens_completion: 20, cost: charge });
+    expect(await usageRecord(gw, acct.accountId, requestId)).toMatchObject({
+      status: 'succeeded',
+      tokens_prompt: 5,
+      tokens_completion: 20,
+      cost: charge,
+    });
   });
 
   const weatherTool = {
     type: 'function' as const,
-    function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    function: {
+      name: 'get_weather',
+      description: 'Weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
   };
 
   it('passes tools through and returns tool_calls to the openai client', async () => {
-    const res = await client.chat.completions.create({ model: 'test/tools', messages: [{ role: 'user', content: 'weather in Paris?' }], tools: [weatherTool], tool_choice: 'auto' });
+    const res = await client.chat.completions.create({
+      model: 'test/tools',
+      messages: [{ role: 'user', content: 'weather in Paris?' }],
+      tools: [weatherTool],
+      tool_choice: 'auto',
+    });
     expect(res.choices[0].finish_reason).toBe('tool_calls');
-    expect(res.choices[0].message.tool_calls).toEqual([{ id: 'call_fake1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    expect(res.choices[0].message.tool_calls).toEqual([
+      { id: 'call_fake1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ]);
     const sent = fake.requests[fake.requests.length - 1].body;
     expect(sent.tools).toEqual([weatherTool]);
     expect(sent.tool_choice).toBe('auto');
@@ -89,7 +128,10 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   it('streams tool_calls deltas the openai client accumulates', async () => {
     const stream = client.chat.completions.stream({ model: 'test/tools', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool] });
     const final = await stream.finalChatCompletion();
-    expect(final.choices[0].message.tool_calls?.[0]).toMatchObject({ id: 'call_fake1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    expect(final.choices[0].message.tool_calls?.[0]).toMatchObject({
+      id: 'call_fake1',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
     expect(final.choices[0].finish_reason).toBe('tool_calls');
     await settled(gw, acct.accountId);
   });
@@ -99,7 +141,11 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
       model: 'test/echo',
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: '18C' },
       ],
       tools: [weatherTool],
@@ -110,7 +156,13 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   });
 
   it('forwards unknown fields upstream and never the gateway-only ones', async () => {
-    const r = await call({ model: 'test/ok', messages: [{ role: 'user', content: 'hi' }], seed: 42, logit_bias: { '50256': -100 }, models: ['test/sim'] });
+    const r = await call({
+      model: 'test/ok',
+      messages: [{ role: 'user', content: 'hi' }],
+      seed: 42,
+      logit_bias: { '50256': -100 },
+      models: ['test/sim'],
+    });
     expect(r.status).toBe(200);
     const sent = fake.requests[fake.requests.length - 1].body;
     expect(sent).toMatchObject({ model: 'ok', seed: 42, logit_bias: { '50256': -100 } });
@@ -159,7 +211,12 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     expect(fake.requests.slice(sent).map((q) => q.model)).toEqual(['status-502', 'status-504', 'ok']);
     const requestId = r.headers.get('x-gateway-request-id');
     expect(await closedHold(gw, acct.accountId, requestId)).toMatchObject({ state: 'settled', charge: textCost(TEXT_PRICE, 3, 1).toString() });
-    expect(await usageRecord(gw, acct.accountId, requestId)).toMatchObject({ model: 'test/ok', status: 'succeeded', attempts: 3, fallback_used: true });
+    expect(await usageRecord(gw, acct.accountId, requestId)).toMatchObject({
+      model: 'test/ok',
+      status: 'succeeded',
+      attempts: 3,
+      fallback_used: true,
+    });
   });
 
   it('answers 409 model_unavailable, holding nothing and calling nobody, once every endpoint of the model has its circuit open', async () => {
@@ -189,7 +246,9 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     await settled(gw, acct.accountId);
     const after = await gw.ledger(`SELECT total_usage::text AS u FROM accounts WHERE id = $1`, [acct.accountId]);
     expect(after).toEqual(before);
-    const [rec] = await gw.ledger(`SELECT status, error_code, total_cost::text AS c FROM usage_records WHERE request_id = $1`, [body.error.request_id]);
+    const [rec] = await gw.ledger(`SELECT status, error_code, total_cost::text AS c FROM usage_records WHERE request_id = $1`, [
+      body.error.request_id,
+    ]);
     expect(rec).toEqual({ status: 'failed', error_code: 'upstream_unavailable', c: '0' });
   });
 
@@ -205,9 +264,15 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   /** A stream cut after its first byte: what the client was sent before the error frame, and that frame's error. */
   const brokenStream = async (r: Response) => {
     expect(r.status).toBe(200);
-    const frames = (await r.text()).split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, ''));
+    const frames = (await r.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^data: /, ''));
     expect(frames[frames.length - 1]).toBe('[DONE]');
-    const delivered = frames.slice(0, -2).map((f) => JSON.parse(f).choices[0]?.delta?.content ?? '').join('');
+    const delivered = frames
+      .slice(0, -2)
+      .map((f) => JSON.parse(f).choices[0]?.delta?.content ?? '')
+      .join('');
     return { delivered, error: JSON.parse(frames[frames.length - 2]).error };
   };
 
@@ -232,7 +297,8 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   it('charges a client that leaves mid-stream for the prompt and the tokens sent before it left, recorded as failed', async () => {
     const controller = new AbortController();
     const r = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'test/trickle', messages: [{ role: 'user', content: 'count slowly' }], stream: true }),
     });
@@ -286,14 +352,21 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     });
 
     it('malformed JSON → 400 invalid_request', async () => {
-      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: '{"model": ' });
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+        body: '{"model": ',
+      });
       expect(r.status).toBe(400);
       expect((await r.json()).error).toMatchObject({ code: 'invalid_request', request_id: expect.stringMatching(/^req_/) });
     });
   });
 
   it('accepts the key as Bearer, bare Authorization and x-api-key; refuses anything else with 401 and a request id', async () => {
-    for (const headers of [{ authorization: `Bearer ${acct.key}` }, { authorization: acct.key }, { 'x-api-key': acct.key }] as Record<string, string>[]) {
+    for (const headers of [{ authorization: `Bearer ${acct.key}` }, { authorization: acct.key }, { 'x-api-key': acct.key }] as Record<
+      string,
+      string
+    >[]) {
       const r = await fetch(`${gw.url}/v1/credits`, { headers });
       expect(r.status).toBe(200);
     }
@@ -309,9 +382,19 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     const r = await fetch(`${gw.url}/v1/key`, { headers: { authorization: `Bearer ${capped.json.data.key}` } });
     const { data } = await r.json();
     expect(data).toMatchObject({
-      label: 'capped', limit: 2.5, usage: 0, limit_remaining: 2.5, is_provisioning_key: false, is_free_tier: false,
-      rate_limit: { requests: 600, interval: '60s' }, limit_reset: null, is_management_key: false, byok_usage: 0,
-      key_id: capped.json.data.key_id, account_id: acct.accountId, expires_at: null,
+      label: 'capped',
+      limit: 2.5,
+      usage: 0,
+      limit_remaining: 2.5,
+      is_provisioning_key: false,
+      is_free_tier: false,
+      rate_limit: { requests: 600, interval: '60s' },
+      limit_reset: null,
+      is_management_key: false,
+      byok_usage: 0,
+      key_id: capped.json.data.key_id,
+      account_id: acct.accountId,
+      expires_at: null,
     });
     expect(Date.parse(data.created_at)).not.toBeNaN();
     expect(Date.parse(data.last_used_at)).not.toBeNaN();
@@ -361,7 +444,9 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     const body = { model: 'test/slow', messages: [{ role: 'user', content: 'ping' }] };
     const first = call(body, acct.key, { 'idempotency-key': 'idem-1' });
     // The upstream answers 700 ms after the hold is placed: a second request sent once the hold is there meets it open.
-    await ledgerRow(gw, 'the first request to hold', `SELECT id FROM holds WHERE account_id = $1 AND idempotency_key = 'idem-1' AND state = 'open'`, [acct.accountId]);
+    await ledgerRow(gw, 'the first request to hold', `SELECT id FROM holds WHERE account_id = $1 AND idempotency_key = 'idem-1' AND state = 'open'`, [
+      acct.accountId,
+    ]);
     const second = await call(body, acct.key, { 'idempotency-key': 'idem-1' });
     expect(second.status).toBe(409);
     expect((await second.json()).error.code).toBe('duplicate_request');
@@ -378,7 +463,8 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     const pending = call({ model: 'test/slow', messages: [{ role: 'user', content: 'ping' }], stream: true }, who.key, {}).catch(() => undefined);
     void pending;
     const aborted = fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { authorization: `Bearer ${who.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'test/slow', messages: [{ role: 'user', content: 'leaving' }], stream: true }),
     }).catch((e) => e);
@@ -392,7 +478,10 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
       `SELECT h.state, u.error_code FROM holds h JOIN usage_records u ON u.hold_id = h.id WHERE h.account_id = $1 ORDER BY u.error_code NULLS FIRST`,
       [who.accountId],
     );
-    expect(rows).toEqual([{ state: 'settled', error_code: null }, { state: 'released', error_code: 'client_closed' }]);
+    expect(rows).toEqual([
+      { state: 'settled', error_code: null },
+      { state: 'released', error_code: 'client_closed' },
+    ]);
   });
 
   it('never overspends: 50 concurrent requests against a small balance', async () => {
@@ -405,11 +494,16 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     expect(ok + refused).toBe(50);
     expect(ok).toBeGreaterThanOrEqual(4); // 4 worst cases (0.212 each) fit in 1 USD at once
     await settled(gw, small.accountId);
-    const [a] = await gw.ledger(`SELECT total_usage::text AS u, held::text AS h, (total_credits - total_usage - held)::text AS avail FROM accounts WHERE id = $1`, [small.accountId]);
+    const [a] = await gw.ledger(
+      `SELECT total_usage::text AS u, held::text AS h, (total_credits - total_usage - held)::text AS avail FROM accounts WHERE id = $1`,
+      [small.accountId],
+    );
     expect(a.u).toBe(String(ok * 5_000_000));
     expect(a.h).toBe('0');
     expect(BigInt(a.avail) >= 0n).toBe(true);
-    const [rec] = await gw.ledger(`SELECT count(*)::int AS n, COALESCE(sum(total_cost), 0)::text AS s FROM usage_records WHERE account_id = $1`, [small.accountId]);
+    const [rec] = await gw.ledger(`SELECT count(*)::int AS n, COALESCE(sum(total_cost), 0)::text AS s FROM usage_records WHERE account_id = $1`, [
+      small.accountId,
+    ]);
     expect(rec).toEqual({ n: ok, s: a.u });
   });
 
@@ -444,40 +538,43 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   }, 15_000);
 
   // Last: they stop billing for good.
-  (mode === 'fleet' ? describe : describe.skip)('with billing down (fleet only: embedded, billing shares the one process and cannot fail alone)', () => {
-    let killed: Promise<void> | undefined;
-    const billingDown = () => (killed ??= gw.killService!('billing'));
-    // Made while billing is up; the edge never verifies it before billing goes, so never caches it.
-    let unverified: { accountId: string; key: string };
-    beforeAll(async () => {
-      unverified = await gw.account(1);
-    });
+  (mode === 'fleet' ? describe : describe.skip)(
+    'with billing down (fleet only: embedded, billing shares the one process and cannot fail alone)',
+    () => {
+      let killed: Promise<void> | undefined;
+      const billingDown = () => (killed ??= gw.killService!('billing'));
+      // Made while billing is up; the edge never verifies it before billing goes, so never caches it.
+      let unverified: { accountId: string; key: string };
+      beforeAll(async () => {
+        unverified = await gw.account(1);
+      });
 
-    it('answers 503 in the envelope and holds nothing when billing is down at hold time, though the edge still has the key cached', async () => {
-      const k = await gw.account(1);
-      expect((await call(ping, k.key)).status).toBe(200); // the edge has verified the key: cached for 5 s
-      await settled(gw, k.accountId); // that call's settle lands before billing goes
-      const holds = await holdCount(gw, k.accountId);
-      const sent = fake.requests.length;
-      await billingDown();
-      const r = await call(ping, k.key);
-      expect(r.status).toBe(503);
-      expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
-      // Metered, so the edge took the key from its cache and passed the request on: this 503 is the hold's.
-      expect(r.headers.get('x-ratelimit-remaining')).not.toBeNull();
-      expect(await holdCount(gw, k.accountId)).toBe(holds);
-      expect(fake.requests.length).toBe(sent);
-    });
+      it('answers 503 in the envelope and holds nothing when billing is down at hold time, though the edge still has the key cached', async () => {
+        const k = await gw.account(1);
+        expect((await call(ping, k.key)).status).toBe(200); // the edge has verified the key: cached for 5 s
+        await settled(gw, k.accountId); // that call's settle lands before billing goes
+        const holds = await holdCount(gw, k.accountId);
+        const sent = fake.requests.length;
+        await billingDown();
+        const r = await call(ping, k.key);
+        expect(r.status).toBe(503);
+        expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
+        // Metered, so the edge took the key from its cache and passed the request on: this 503 is the hold's.
+        expect(r.headers.get('x-ratelimit-remaining')).not.toBeNull();
+        expect(await holdCount(gw, k.accountId)).toBe(holds);
+        expect(fake.requests.length).toBe(sent);
+      });
 
-    it('answers 503, never 401, when the key service is unreachable', async () => {
-      const [held] = await gw.ledger(`SELECT count(*)::int AS n FROM holds`);
-      await billingDown();
-      const r = await call(ping, unverified.key);
-      expect(r.status).toBe(503);
-      expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
-      // Refused at the key lookup, before the meter: the other 503 above is not this one.
-      expect(r.headers.get('x-ratelimit-remaining')).toBeNull();
-      expect(await gw.ledger(`SELECT count(*)::int AS n FROM holds`)).toEqual([held]);
-    });
-  });
+      it('answers 503, never 401, when the key service is unreachable', async () => {
+        const [held] = await gw.ledger(`SELECT count(*)::int AS n FROM holds`);
+        await billingDown();
+        const r = await call(ping, unverified.key);
+        expect(r.status).toBe(503);
+        expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
+        // Refused at the key lookup, before the meter: the other 503 above is not this one.
+        expect(r.headers.get('x-ratelimit-remaining')).toBeNull();
+        expect(await gw.ledger(`SELECT count(*)::int AS n FROM holds`)).toEqual([held]);
+      });
+    },
+  );
 });

@@ -9,8 +9,13 @@ const NANO_PER_TOKEN = 1_000_000n;
 /** Each failing behaviour has its own endpoint (provider/model), so no test opens a circuit another relies on. */
 function embeddingsConfig(fakeUrl: string) {
   const model = (id: string, endpoints: Array<[string, string]>, extra: Record<string, unknown> = {}) => ({
-    id, name: id, category: 'embedding', status: 'available', pricing: { prompt: '0.001' },
-    endpoints: endpoints.map(([provider, m]) => ({ provider, model: m })), ...extra,
+    id,
+    name: id,
+    category: 'embedding',
+    status: 'available',
+    pricing: { prompt: '0.001' },
+    endpoints: endpoints.map(([provider, m]) => ({ provider, model: m })),
+    ...extra,
   });
   return {
     providers: [
@@ -21,14 +26,42 @@ function embeddingsConfig(fakeUrl: string) {
     ],
     models: [
       model('test/embed', [['fake', 'ok']]),
-      model('test/embed-failover', [['fake', 'status-500'], ['fake', 'ok']]),
-      model('test/embed-wrong-kind', [['co', 'ok'], ['fake', 'ok']]),
-      model('test/embed-all-fail', [['fake', 'status-503'], ['fake', 'status-429']]),
-      model('test/embed-client-error', [['fake', 'status-400'], ['fake', 'ok']]),
+      model('test/embed-failover', [
+        ['fake', 'status-500'],
+        ['fake', 'ok'],
+      ]),
+      model('test/embed-wrong-kind', [
+        ['co', 'ok'],
+        ['fake', 'ok'],
+      ]),
+      model('test/embed-all-fail', [
+        ['fake', 'status-503'],
+        ['fake', 'status-429'],
+      ]),
+      model('test/embed-client-error', [
+        ['fake', 'status-400'],
+        ['fake', 'ok'],
+      ]),
       model('test/embed-sim', [['sim', 'sim-embed']]),
       model('test/embed-soon', [['fake', 'ok']], { status: 'coming_soon' }),
-      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'fake', model: 'ok' }] },
-      { id: 'test/rerank', name: 'rerank', category: 'rerank', status: 'available', pricing: { prompt: '0.001' }, endpoints: [{ provider: 'sim', model: 'r' }] },
+      {
+        id: 'test/chat',
+        name: 'chat',
+        category: 'text',
+        status: 'available',
+        context_length: 4096,
+        max_output_tokens: 10,
+        pricing: { prompt: '0.001' },
+        endpoints: [{ provider: 'fake', model: 'ok' }],
+      },
+      {
+        id: 'test/rerank',
+        name: 'rerank',
+        category: 'rerank',
+        status: 'available',
+        pricing: { prompt: '0.001' },
+        endpoints: [{ provider: 'sim', model: 'r' }],
+      },
     ],
   };
 }
@@ -49,7 +82,11 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
   });
 
   const post = (body: unknown) =>
-    fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const holdOf = (requestId: string | null) => closedHold(gw, acct.accountId, requestId);
   const generation = (requestId: string | null) => generationOf(gw, acct.key, requestId);
   const lastSent = () => fake.requests[fake.requests.length - 1].body;
@@ -66,7 +103,14 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
     const requestId = response.headers.get('x-gateway-request-id');
     // Held: 5 bytes of input, at most 5 tokens; charged: the 2 tokens the upstream reported.
     expect(await holdOf(requestId)).toEqual({ amount: String(5n * NANO_PER_TOKEN), charge: String(2n * NANO_PER_TOKEN), state: 'settled' });
-    expect(await generation(requestId)).toMatchObject({ model: 'test/embed', status: 'succeeded', tokens_prompt: 2, tokens_completion: 0, cost: '0.002', attempts: 1 });
+    expect(await generation(requestId)).toMatchObject({
+      model: 'test/embed',
+      status: 'succeeded',
+      tokens_prompt: 2,
+      tokens_completion: 0,
+      cost: '0.002',
+      attempts: 1,
+    });
   });
 
   it('answers base64 as little-endian float32 bytes to a plain client', async () => {
@@ -89,7 +133,11 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
     expect(data.data.map((d) => d.embedding)).toEqual(input.map((s, i) => fakeVector(s, i)));
     expect(data.usage).toMatchObject({ prompt_tokens: 6, total_tokens: 6 });
     const hold = await holdOf(response.headers.get('x-gateway-request-id'));
-    expect(hold).toEqual({ amount: String(BigInt(Buffer.byteLength(input.join(''))) * NANO_PER_TOKEN), charge: String(6n * NANO_PER_TOKEN), state: 'settled' });
+    expect(hold).toEqual({
+      amount: String(BigInt(Buffer.byteLength(input.join(''))) * NANO_PER_TOKEN),
+      charge: String(6n * NANO_PER_TOKEN),
+      state: 'settled',
+    });
   });
 
   it('takes token arrays, holding one token per id', async () => {
@@ -97,11 +145,18 @@ describe.each(modes)('POST /v1/embeddings through the %s gateway', (mode) => {
     expect(lastSent().input).toEqual([[1, 2, 3]]);
     expect(one.data).toHaveLength(1);
 
-    const input = [[10, 20, 30], [40, 50]];
+    const input = [
+      [10, 20, 30],
+      [40, 50],
+    ];
     const { data, response } = await client.embeddings.create({ model: 'test/embed', input }).withResponse();
     expect(lastSent().input).toEqual(input);
     expect(data.data.map((d) => d.embedding)).toEqual(input.map((t, i) => fakeVector(t, i)));
-    expect(await holdOf(response.headers.get('x-gateway-request-id'))).toEqual({ amount: String(5n * NANO_PER_TOKEN), charge: String(4n * NANO_PER_TOKEN), state: 'settled' });
+    expect(await holdOf(response.headers.get('x-gateway-request-id'))).toEqual({
+      amount: String(5n * NANO_PER_TOKEN),
+      charge: String(4n * NANO_PER_TOKEN),
+      state: 'settled',
+    });
   });
 
   it('forwards dimensions and user', async () => {

@@ -19,7 +19,17 @@ function runFleet(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', FLEET], {
     cwd: ROOT,
     detached: true,
-    env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', BUS: '', KAFKA_BROKERS: '', GATEWAY_CONFIG: '', GATEWAY_ADMIN_TOKEN: '', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      BUS: '',
+      KAFKA_BROKERS: '',
+      GATEWAY_CONFIG: '',
+      GATEWAY_ADMIN_TOKEN: '',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -51,26 +61,35 @@ describe('pnpm fleet honours the operator contract', () => {
 
   it('serves the catalogue of GATEWAY_CONFIG on PORT, routes to its upstream, and drains on SIGTERM', async () => {
     const configPath = path.join(dir, 'gateway.yaml');
-    fs.writeFileSync(configPath, [
-      'providers:',
-      `  - { id: mine, kind: openai, base_url: "${fake.url}", timeout_ms: 5000 }`,
-      'models:',
-      '  - id: operator/custom',
-      '    name: Custom',
-      '    category: text',
-      '    status: available',
-      '    context_length: 2048',
-      '    max_output_tokens: 16',
-      '    pricing: { prompt: "0.001", completion: "0.002" }',
-      '    endpoints: [{ provider: mine, model: ok }]',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      configPath,
+      [
+        'providers:',
+        `  - { id: mine, kind: openai, base_url: "${fake.url}", timeout_ms: 5000 }`,
+        'models:',
+        '  - id: operator/custom',
+        '    name: Custom',
+        '    category: text',
+        '    status: available',
+        '    context_length: 2048',
+        '    max_output_tokens: 16',
+        '    pricing: { prompt: "0.001", completion: "0.002" }',
+        '    endpoints: [{ provider: mine, model: ok }]',
+        '',
+      ].join('\n'),
+    );
     const port = await pickFleetPort();
     const db = `gw_fleet_op_${crypto.randomBytes(5).toString('hex')}`;
     const dbUrl = new URL(PG_URL);
     dbUrl.pathname = `/${db}`;
     const adminToken = `fleet-op-${crypto.randomBytes(8).toString('hex')}`;
-    const fleet = runFleet({ PORT: String(port), GATEWAY_CONFIG: configPath, GATEWAY_ADMIN_TOKEN: adminToken, DATABASE_URL: dbUrl.toString(), REDIS_URL: 'redis://127.0.0.1:6379' });
+    const fleet = runFleet({
+      PORT: String(port),
+      GATEWAY_CONFIG: configPath,
+      GATEWAY_ADMIN_TOKEN: adminToken,
+      DATABASE_URL: dbUrl.toString(),
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
     const base = `http://127.0.0.1:${port}`;
     try {
       let gone = false;
@@ -85,11 +104,16 @@ describe('pnpm fleet honours the operator contract', () => {
       expect((await fetch(`${base}/readyz`)).status).toBe(404);
 
       const admin = (p: string, body: unknown) =>
-        fetch(`${base}${p}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+        fetch(`${base}${p}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((r) => r.json());
       const account = await admin('/admin/v1/accounts', { credits: 1 });
       const key = await admin(`/admin/v1/accounts/${account.data.account_id}/keys`, { label: 'op' });
       const chat = await fetch(`${base}/v1/chat/completions`, {
-        method: 'POST', headers: { authorization: `Bearer ${key.data.key}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.data.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'operator/custom', messages: [{ role: 'user', content: 'fleet operator' }] }),
       });
       const reply = await chat.json();
@@ -117,16 +141,36 @@ describe('pnpm fleet honours the operator contract', () => {
     ['a GATEWAY_PUBLIC_URL that is not a URL', { GATEWAY_PUBLIC_URL: 'gateway' }, /GATEWAY_PUBLIC_URL/],
     ['a LOG_LEVEL pino does not know', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     ['BUS=kafka without KAFKA_BROKERS', { BUS: 'kafka' }, /KAFKA_BROKERS: required with BUS=kafka/],
-  ])('refuses %s with a message naming the variable, and exit status 1, before starting anything', async (_name, env, message) => {
-    const fleet = runFleet(env);
-    expect(await fleet.exited).toBe(1);
-    expect(fleet.output()).toMatch(message);
-    expect(fleet.output()).not.toMatch(/Fleet ready/);
-  }, 30_000);
+  ])(
+    'refuses %s with a message naming the variable, and exit status 1, before starting anything',
+    async (_name, env, message) => {
+      const fleet = runFleet(env);
+      expect(await fleet.exited).toBe(1);
+      expect(fleet.output()).toMatch(message);
+      expect(fleet.output()).not.toMatch(/Fleet ready/);
+    },
+    30_000,
+  );
 
   it('refuses a bad GATEWAY_CONFIG naming the field, and exit status 1', async () => {
     const file = path.join(dir, 'bad.json');
-    fs.writeFileSync(file, JSON.stringify({ providers: [{ id: 'p', kind: 'simulated' }], models: [{ id: 'a/b', name: 'B', category: 'text', status: 'available', max_output_tokens: 10, pricing: { prompt: '0.1' }, endpoints: [{ provider: 'p', model: 'm' }] }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        providers: [{ id: 'p', kind: 'simulated' }],
+        models: [
+          {
+            id: 'a/b',
+            name: 'B',
+            category: 'text',
+            status: 'available',
+            max_output_tokens: 10,
+            pricing: { prompt: '0.1' },
+            endpoints: [{ provider: 'p', model: 'm' }],
+          },
+        ],
+      }),
+    );
     const fleet = runFleet({ GATEWAY_CONFIG: file });
     expect(await fleet.exited).toBe(1);
     expect(fleet.output()).toMatch(/models\.0\.context_length: required for text models/);

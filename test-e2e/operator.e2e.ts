@@ -30,11 +30,15 @@ async function waitListening(p: ReturnType<typeof run>): Promise<string> {
   let gone = false;
   void p.exited.then(() => (gone = true));
   let url = '';
-  await waitFor(() => {
-    if (gone) throw new Error(`the gateway exited before it listened:\n${p.output()}`);
-    url = /listening on (http:\/\/[\w.:]+)/.exec(p.output())?.[1] ?? '';
-    return url !== '';
-  }, 'the gateway to say where it listens', 30_000);
+  await waitFor(
+    () => {
+      if (gone) throw new Error(`the gateway exited before it listened:\n${p.output()}`);
+      url = /listening on (http:\/\/[\w.:]+)/.exec(p.output())?.[1] ?? '';
+      return url !== '';
+    },
+    'the gateway to say where it listens',
+    30_000,
+  );
   await waitFor(async () => (await fetch(`${url}/v1/models`).catch(() => undefined))?.ok === true, `the gateway to answer at ${url}`, 30_000);
   return url;
 }
@@ -53,7 +57,10 @@ describe('operator contract', () => {
 
   it('refuses a bad config file with a message naming the field, and exit status 1', async () => {
     const file = path.join(dir, 'bad.yaml');
-    fs.writeFileSync(file, 'providers:\n  - id: p\n    kind: simulated\nmodels:\n  - id: a/b\n    name: B\n    category: text\n    status: available\n    max_output_tokens: 10\n    pricing: { prompt: 0.1 }\n    endpoints: [{ provider: p, model: m }]\n');
+    fs.writeFileSync(
+      file,
+      'providers:\n  - id: p\n    kind: simulated\nmodels:\n  - id: a/b\n    name: B\n    category: text\n    status: available\n    max_output_tokens: 10\n    pricing: { prompt: 0.1 }\n    endpoints: [{ provider: p, model: m }]\n',
+    );
     const p = run({ PORT: '0', GATEWAY_CONFIG: file, GATEWAY_DATA_DIR: path.join(dir, 'd1') });
     expect(await p.exited).toBe(1);
     expect(p.output()).toMatch(/models\.0\.pricing\.prompt/);
@@ -67,10 +74,24 @@ describe('operator contract', () => {
 
   it('prints the demo key and admin token once, then drains an in-flight stream on SIGTERM and exits 0', async () => {
     const config = path.join(dir, 'ok.json');
-    fs.writeFileSync(config, JSON.stringify({
-      providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],
-      models: [{ id: 'op/slow', name: 'Slow', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 50, pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'slow-1500' }] }],
-    }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5000 }],
+        models: [
+          {
+            id: 'op/slow',
+            name: 'Slow',
+            category: 'text',
+            status: 'available',
+            context_length: 4096,
+            max_output_tokens: 50,
+            pricing: { prompt: '0.001', completion: '0.002' },
+            endpoints: [{ provider: 'fake', model: 'slow-1500' }],
+          },
+        ],
+      }),
+    );
     const env = { PORT: '0', GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'd3') };
     const first = run(env);
     const url = await waitListening(first);
@@ -79,7 +100,11 @@ describe('operator contract', () => {
     expect(first.output()).toMatch(/Admin token \(generated, shown once, keep it\): gwadm_\w+/);
 
     // A request the upstream answers only after 1.5 s, then SIGTERM while it is in flight.
-    const pending = fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'op/slow', messages: [{ role: 'user', content: 'hi' }], stream: true }) });
+    const pending = fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'op/slow', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
     await fake.received((q) => q.model === 'slow-1500', 'the in-flight request');
     first.child.kill('SIGTERM');
     const res = await pending;

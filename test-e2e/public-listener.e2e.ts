@@ -9,8 +9,16 @@ import { closedHold, useGatewaySuite, type Mode, type TestGateway } from './supp
 const config = (fake: FakeUpstream) => ({
   providers: [{ id: 'fake', kind: 'openai', base_url: fake.url, timeout_ms: 5_000 }],
   models: [
-    { id: 'pub/chat', name: 'Chat', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 20,
-      pricing: { prompt: '0.001', completion: '0.002' }, endpoints: [{ provider: 'fake', model: 'ok' }] },
+    {
+      id: 'pub/chat',
+      name: 'Chat',
+      category: 'text',
+      status: 'available',
+      context_length: 4096,
+      max_output_tokens: 20,
+      pricing: { prompt: '0.001', completion: '0.002' },
+      endpoints: [{ provider: 'fake', model: 'ok' }],
+    },
   ],
   limits: { max_request_body: '64kb' },
 });
@@ -77,16 +85,20 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
     expect(await (await fetch(`${metricsUrl('edge')}/metrics`)).text()).toMatch(/gateway_http_request_duration_seconds_count\{service="edge"/);
     // Upstream attempts are counted where the upstream is called: the text service (the one process, embedded).
     const chat = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'pub/chat', messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(chat.status).toBe(200);
-    expect(await (await fetch(`${metricsUrl('text')}/metrics`)).text()).toMatch(/gateway_upstream_attempts_total\{endpoint="fake\/ok",outcome="ok"\} [1-9]/);
+    expect(await (await fetch(`${metricsUrl('text')}/metrics`)).text()).toMatch(
+      /gateway_upstream_attempts_total\{endpoint="fake\/ok",outcome="ok"\} [1-9]/,
+    );
   });
 
   it('a body over limits.max_request_body answers 413 invalid_request in the envelope, and holds nothing', async () => {
     const r = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'pub/chat', messages: [{ role: 'user', content: 'x'.repeat(70 * 1024) }] }),
     });
     expect(r.status).toBe(413);
@@ -102,7 +114,8 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
   it('chat sampling parameters reach the upstream unchanged, whatever their value', async () => {
     const sent = { temperature: 3.5, top_p: 1.5, n: 2, presence_penalty: -2 };
     const r = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'pub/chat', messages: [{ role: 'user', content: 'params' }], ...sent }),
     });
     expect(r.status).toBe(200);
@@ -113,7 +126,8 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
   it('n choices hold n times the output worst case', async () => {
     const holdFor = async (n: number) => {
       const r = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'pub/chat', messages: [{ role: 'user', content: 'same prompt' }], n }),
       });
       expect(r.status).toBe(200);

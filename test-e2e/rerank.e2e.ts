@@ -13,8 +13,13 @@ const NANO_PER_TOKEN = 1_000_000n;
  */
 function rerankConfig(cohereUrl: string) {
   const model = (id: string, endpoints: Array<[string, string]>, extra: Record<string, unknown> = {}) => ({
-    id, name: id, category: 'rerank', status: 'available', pricing: { prompt: '0.001' },
-    endpoints: endpoints.map(([provider, m]) => ({ provider, model: m })), ...extra,
+    id,
+    name: id,
+    category: 'rerank',
+    status: 'available',
+    pricing: { prompt: '0.001' },
+    endpoints: endpoints.map(([provider, m]) => ({ provider, model: m })),
+    ...extra,
   });
   return {
     providers: [
@@ -28,15 +33,46 @@ function rerankConfig(cohereUrl: string) {
       model('test/rerank', [['co', 'ok']]),
       model('test/rerank-tokens', [['co', 'tokens-5']]),
       model('test/rerank-unsorted', [['co', 'unsorted']]),
-      model('test/rerank-failover', [['co', 'status-500'], ['co', 'ok']]),
-      model('test/rerank-slow-first', [['co-stall', 'slow-1500'], ['co', 'ok']]),
-      model('test/rerank-wrong-kind', [['oai', 'ok'], ['co', 'ok']]),
-      model('test/rerank-all-fail', [['co', 'status-503'], ['co', 'status-429']]),
-      model('test/rerank-client-error', [['co', 'status-422'], ['co', 'ok']]),
+      model('test/rerank-failover', [
+        ['co', 'status-500'],
+        ['co', 'ok'],
+      ]),
+      model('test/rerank-slow-first', [
+        ['co-stall', 'slow-1500'],
+        ['co', 'ok'],
+      ]),
+      model('test/rerank-wrong-kind', [
+        ['oai', 'ok'],
+        ['co', 'ok'],
+      ]),
+      model('test/rerank-all-fail', [
+        ['co', 'status-503'],
+        ['co', 'status-429'],
+      ]),
+      model('test/rerank-client-error', [
+        ['co', 'status-422'],
+        ['co', 'ok'],
+      ]),
       model('test/rerank-sim', [['sim', 'sim-rerank']]),
       model('test/rerank-soon', [['co', 'ok']], { status: 'coming_soon' }),
-      { id: 'test/chat', name: 'chat', category: 'text', status: 'available', context_length: 4096, max_output_tokens: 10, pricing: { prompt: '0.001' }, endpoints: [{ provider: 'co', model: 'ok' }] },
-      { id: 'test/embed', name: 'embed', category: 'embedding', status: 'available', pricing: { prompt: '0.001' }, endpoints: [{ provider: 'sim', model: 'e' }] },
+      {
+        id: 'test/chat',
+        name: 'chat',
+        category: 'text',
+        status: 'available',
+        context_length: 4096,
+        max_output_tokens: 10,
+        pricing: { prompt: '0.001' },
+        endpoints: [{ provider: 'co', model: 'ok' }],
+      },
+      {
+        id: 'test/embed',
+        name: 'embed',
+        category: 'embedding',
+        status: 'available',
+        pricing: { prompt: '0.001' },
+        endpoints: [{ provider: 'sim', model: 'e' }],
+      },
     ],
   };
 }
@@ -58,7 +94,11 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
   });
 
   const rerank = (body: unknown) =>
-    fetch(`${gw.url}/v1/rerank`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/v1/rerank`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const holdOf = (requestId: string | null) => closedHold(gw, acct.accountId, requestId);
   const generation = (requestId: string | null) => generationOf(gw, acct.key, requestId);
   const bytes = (texts: string[]) => texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
@@ -74,8 +114,15 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
     const requestId = r.headers.get('x-gateway-request-id');
     const body = await r.json();
 
-    const expected = documents.map((d, index) => ({ index, relevance_score: fakeScore(query, d) })).sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
-    expect(body).toEqual({ id: requestId, model: 'test/rerank', results: expected, usage: { total_tokens: tokens([query, ...documents]), cost: expect.any(String) } });
+    const expected = documents
+      .map((d, index) => ({ index, relevance_score: fakeScore(query, d) }))
+      .sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
+    expect(body).toEqual({
+      id: requestId,
+      model: 'test/rerank',
+      results: expected,
+      usage: { total_tokens: tokens([query, ...documents]), cost: expect.any(String) },
+    });
     expect(body.results.map((x: any) => x.index)).toEqual([2, 1, 3, 0]);
 
     expect(fake.requests.length - n).toBe(1);
@@ -85,13 +132,30 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
 
     const counted = BigInt(tokens([query, ...documents]));
     const hold = await holdOf(requestId);
-    expect(hold).toEqual({ amount: String(BigInt(bytes([query, ...documents])) * NANO_PER_TOKEN), charge: String(counted * NANO_PER_TOKEN), state: 'settled' });
+    expect(hold).toEqual({
+      amount: String(BigInt(bytes([query, ...documents])) * NANO_PER_TOKEN),
+      charge: String(counted * NANO_PER_TOKEN),
+      state: 'settled',
+    });
     expect(body.usage.cost).toBe((Number(counted) / 1000).toString());
-    expect(await generation(requestId)).toMatchObject({ model: 'test/rerank', status: 'succeeded', tokens_prompt: Number(counted), tokens_completion: 0, cost: body.usage.cost, attempts: 1 });
+    expect(await generation(requestId)).toMatchObject({
+      model: 'test/rerank',
+      status: 'succeeded',
+      tokens_prompt: Number(counted),
+      tokens_completion: 0,
+      cost: body.usage.cost,
+      attempts: 1,
+    });
   }, 20_000); // the first count loads the o200k tokenizer, in the gateway and here: seconds on a busy machine
 
   it('takes {text} objects, honours top_n and return_documents', async () => {
-    const r = await rerank({ model: 'test/rerank', query, documents: documents.map((text, i) => ({ text, id: `doc-${i}` })), top_n: 2, return_documents: true });
+    const r = await rerank({
+      model: 'test/rerank',
+      query,
+      documents: documents.map((text, i) => ({ text, id: `doc-${i}` })),
+      top_n: 2,
+      return_documents: true,
+    });
     expect(r.status).toBe(200);
     const body = await r.json();
     expect(body.results).toEqual([

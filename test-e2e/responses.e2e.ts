@@ -6,8 +6,14 @@ import { expectChargedForDelivered, settled, type Mode, type TestGateway, useGat
 /** This file's own catalogue: one model per behaviour, so a failing endpoint here opens no circuit elsewhere. */
 function config(fakeUrl: string) {
   const text = (id: string, provider: string, model: string) => ({
-    id, name: id, category: 'text', status: 'available', context_length: 4096, max_output_tokens: 100,
-    pricing: TEXT_PRICE, endpoints: [{ provider, model }],
+    id,
+    name: id,
+    category: 'text',
+    status: 'available',
+    context_length: 4096,
+    max_output_tokens: 100,
+    pricing: TEXT_PRICE,
+    endpoints: [{ provider, model }],
   });
   return {
     providers: [
@@ -29,7 +35,13 @@ function config(fakeUrl: string) {
 // A shared 2-core machine: generous per-test time, never tight timings.
 jest.setTimeout(20_000);
 
-const weather = { type: 'function' as const, name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false };
+const weather = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
 
 describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %s gateway', (mode) => {
   let fake: FakeUpstream;
@@ -43,7 +55,11 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
   });
 
   const post = (body: unknown) =>
-    fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const lastUpstream = () => fake.requests[fake.requests.length - 1].body;
   const generation = async (id: string) =>
     (await (await fetch(`${gw.url}/v1/generation?id=${id}`, { headers: { authorization: `Bearer ${acct.key}` } })).json()).data;
@@ -52,15 +68,43 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     const { data, response } = await client.responses.create({ model: 'resp/ok', input: 'ping' }).withResponse();
     const id = response.headers.get('x-gateway-request-id')!;
     expect(data).toMatchObject({
-      id, object: 'response', status: 'completed', error: null, incomplete_details: null, model: 'resp/ok', output_text: 'pong',
-      instructions: null, max_output_tokens: null, temperature: null, top_p: null, parallel_tool_calls: true, tool_choice: 'auto', tools: [], metadata: {},
+      id,
+      object: 'response',
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      model: 'resp/ok',
+      output_text: 'pong',
+      instructions: null,
+      max_output_tokens: null,
+      temperature: null,
+      top_p: null,
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      metadata: {},
       usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: '0.005' },
     });
-    expect(data.output).toEqual([{ type: 'message', id: id.replace(/^req_/, 'msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'pong', annotations: [] }] }]);
+    expect(data.output).toEqual([
+      {
+        type: 'message',
+        id: id.replace(/^req_/, 'msg_'),
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'pong', annotations: [] }],
+      },
+    ]);
     expect(Math.abs(data.created_at - Date.now() / 1000)).toBeLessThan(60);
     expect(lastUpstream().messages).toEqual([{ role: 'user', content: 'ping' }]);
     await settled(gw, acct.accountId);
-    expect(await generation(id)).toMatchObject({ model: 'resp/ok', streamed: false, status: 'succeeded', tokens_prompt: 3, tokens_completion: 1, cost: '0.005' });
+    expect(await generation(id)).toMatchObject({
+      model: 'resp/ok',
+      streamed: false,
+      status: 'succeeded',
+      tokens_prompt: 3,
+      tokens_completion: 1,
+      cost: '0.005',
+    });
   });
 
   it('sends instructions as their own system turn, maps the settings, echoes metadata and never forwards it', async () => {
@@ -68,18 +112,41 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
       model: 'resp/echo',
       instructions: 'Answer in French.',
       input: [
-        { role: 'user', content: [{ type: 'input_text', text: 'Look at this' }, { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'low' }] },
-        { type: 'message', id: 'msg_earlier', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'A cat.', annotations: [] }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Look at this' },
+            { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'low' },
+          ],
+        },
+        {
+          type: 'message',
+          id: 'msg_earlier',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'A cat.', annotations: [] }],
+        },
         { role: 'user', content: 'Its name?' },
       ],
-      metadata: { run: 'r-42' }, store: true, user: 'end-user-1', temperature: 0.5, top_p: 0.9, max_output_tokens: 50,
+      metadata: { run: 'r-42' },
+      store: true,
+      user: 'end-user-1',
+      temperature: 0.5,
+      top_p: 0.9,
+      max_output_tokens: 50,
     });
     const sent = lastUpstream();
     expect(Object.keys(sent).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream', 'temperature', 'top_p', 'user']);
     expect(sent).toMatchObject({ model: 'echo', max_tokens: 50, temperature: 0.5, top_p: 0.9, user: 'end-user-1' });
     const messages = [
       { role: 'system', content: 'Answer in French.' },
-      { role: 'user', content: [{ type: 'text', text: 'Look at this' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look at this' },
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+        ],
+      },
       { role: 'assistant', content: 'A cat.' },
       { role: 'user', content: 'Its name?' },
     ];
@@ -99,37 +166,67 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
   });
 
   it('answers a tool call and takes the follow-up with function_call_output', async () => {
-    const first = await client.responses.create({ model: 'resp/tools', input: 'Weather in Paris?', tools: [weather], tool_choice: 'auto', parallel_tool_calls: false });
+    const first = await client.responses.create({
+      model: 'resp/tools',
+      input: 'Weather in Paris?',
+      tools: [weather],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    });
     expect(lastUpstream()).toMatchObject({
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: weather.parameters, strict: false } }],
-      tool_choice: 'auto', parallel_tool_calls: false,
+      tools: [
+        { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: weather.parameters, strict: false } },
+      ],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
     });
     expect(first.status).toBe('completed');
-    expect(first.output).toEqual([{ type: 'function_call', id: `${first.id.replace(/^req_/, 'fc_')}_0`, call_id: 'call_fake1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' }]);
+    expect(first.output).toEqual([
+      {
+        type: 'function_call',
+        id: `${first.id.replace(/^req_/, 'fc_')}_0`,
+        call_id: 'call_fake1',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        status: 'completed',
+      },
+    ]);
     expect(first.tools).toEqual([weather]);
     expect(first.usage).toMatchObject({ input_tokens: 10, output_tokens: 7, total_tokens: 17 });
 
     const follow = await client.responses.create({
       model: 'resp/echo',
-      input: [{ role: 'user', content: 'Weather in Paris?' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: 'call_fake1', output: '{"temp_c":21}' }],
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'function_call_output', call_id: 'call_fake1', output: '{"temp_c":21}' },
+      ],
       tools: [weather],
     });
     expect(JSON.parse(follow.output_text)).toEqual([
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_fake1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_fake1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_fake1', content: '{"temp_c":21}' },
     ]);
   });
 
   it('accepts tools and a named tool_choice in the chat shape, and echoes them in the responses shape', async () => {
     const r = await post({
-      model: 'resp/tools', input: 'Weather?',
+      model: 'resp/tools',
+      input: 'Weather?',
       tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
       tool_choice: { type: 'function', function: { name: 'lookup' } },
     });
     expect(r.status).toBe(200);
     const body = await r.json();
-    expect(lastUpstream()).toMatchObject({ tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }], tool_choice: { type: 'function', function: { name: 'lookup' } } });
+    expect(lastUpstream()).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+    });
     expect(body.tools).toEqual([{ type: 'function', name: 'lookup', description: null, parameters: { type: 'object' }, strict: null }]);
     expect(body.tool_choice).toEqual({ type: 'function', name: 'lookup' });
     expect(body.output[0]).toMatchObject({ type: 'function_call', name: 'lookup' });
@@ -145,12 +242,23 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     }
     const final = await stream.finalResponse();
     expect(types).toEqual([
-      'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
       ...Array(20).fill('response.output_text.delta'),
-      'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
     ]);
     expect(deltas.join('')).toBe(Array.from({ length: 20 }, (_, i) => `w${i + 1}`).join(' '));
-    expect(final).toMatchObject({ status: 'completed', model: 'resp/words', output_text: deltas.join(''), usage: { input_tokens: 5, output_tokens: 20, cost: '0.045' } });
+    expect(final).toMatchObject({
+      status: 'completed',
+      model: 'resp/words',
+      output_text: deltas.join(''),
+      usage: { input_tokens: 5, output_tokens: 20, cost: '0.045' },
+    });
     await settled(gw, acct.accountId);
     expect(await generation(final.id)).toMatchObject({ streamed: true, status: 'succeeded', tokens_completion: 20, cost: '0.045' });
   });
@@ -158,10 +266,17 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
   it('frames every event as `event: <type>` + `data: {type, sequence_number, ...}` on the wire', async () => {
     const r = await post({ model: 'resp/ok', input: 'ping', stream: true });
     expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const frames = (await r.text()).split('\n\n').filter(Boolean).map((f) => /^event: (\S+)\ndata: (.*)$/s.exec(f)!);
+    const frames = (await r.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((f) => /^event: (\S+)\ndata: (.*)$/s.exec(f)!);
     expect(frames.every(Boolean)).toBe(true);
     for (const [i, [, type, data]] of frames.entries()) expect(JSON.parse(data)).toMatchObject({ type, sequence_number: i });
-    expect(JSON.parse(frames[frames.length - 1][2]).response).toMatchObject({ id: r.headers.get('x-gateway-request-id'), status: 'completed', output_text: 'pong' });
+    expect(JSON.parse(frames[frames.length - 1][2]).response).toMatchObject({
+      id: r.headers.get('x-gateway-request-id'),
+      status: 'completed',
+      output_text: 'pong',
+    });
   });
 
   it('streams a tool call as a function_call item with argument deltas (responses.create stream: true)', async () => {
@@ -169,14 +284,27 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     const events: OpenAI.Responses.ResponseStreamEvent[] = [];
     for await (const event of stream) events.push(event);
     expect(events.map((e) => e.type)).toEqual([
-      'response.created', 'response.in_progress', 'response.output_item.added',
-      'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.done',
-      'response.output_item.done', 'response.completed',
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
     ]);
     const done = events[5] as OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent;
     expect(done).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}' });
     const completed = events[7] as OpenAI.Responses.ResponseCompletedEvent;
-    expect(completed.response.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'call_fake1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' })]);
+    expect(completed.response.output).toEqual([
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_fake1',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        status: 'completed',
+      }),
+    ]);
   });
 
   it('is incomplete with reason max_output_tokens when the model stops on length, streamed or not', async () => {
@@ -186,7 +314,11 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
     const types: string[] = [];
     for await (const e of stream) types.push(e.type);
     expect(types[types.length - 1]).toBe('response.incomplete');
-    expect(await stream.finalResponse()).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output_text: plain.output_text });
+    expect(await stream.finalResponse()).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output_text: plain.output_text,
+    });
   });
 
   it('ends a stream broken mid-way with response.failed and charges only the delivered tokens', async () => {
@@ -239,7 +371,12 @@ describe.each(['embedded', 'fleet'] as Mode[])('POST /v1/responses through the %
       ['a fractional max_output_tokens', 400, 'invalid_request', { model: 'resp/ok', input, max_output_tokens: 1.5 }],
       ['tools as a string', 400, 'invalid_request', { model: 'resp/ok', input, tools: 'get_weather' }],
       ['a hosted tool', 400, 'invalid_request', { model: 'resp/ok', input, tools: [{ type: 'web_search' }] }],
-      ['tool_choice naming an undeclared tool', 400, 'invalid_request', { model: 'resp/ok', input, tools: [weather], tool_choice: { type: 'function', name: 'other' } }],
+      [
+        'tool_choice naming an undeclared tool',
+        400,
+        'invalid_request',
+        { model: 'resp/ok', input, tools: [weather], tool_choice: { type: 'function', name: 'other' } },
+      ],
       ['an unknown item type', 400, 'invalid_request', { model: 'resp/ok', input: [{ type: 'item_reference', id: 'msg_1' }] }],
       ['an unknown role', 400, 'invalid_request', { model: 'resp/ok', input: [{ role: 'wizard', content: 'x' }] }],
       ['an unknown model', 409, 'model_unavailable', { model: 'nobody/nothing', input }],

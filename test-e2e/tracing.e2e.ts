@@ -7,7 +7,11 @@ import path from 'node:path';
 import { startFleet, type Fleet } from '../deploy/local-fleet';
 import { PG_URL, expectLedgerInvariants, fleetLedger, onFleetPorts, settled } from './support/harness';
 
-interface Span { traceId: string; name: string; service: string }
+interface Span {
+  traceId: string;
+  name: string;
+  service: string;
+}
 
 /** A stand-in OTLP/HTTP collector: keeps every span the services export, with the service that sent it. */
 async function startCollector() {
@@ -40,14 +44,21 @@ describe('traces in the fleet', () => {
     collector = await startCollector();
     const db = new URL(PG_URL);
     db.pathname = `/gw_trace_${crypto.randomBytes(5).toString('hex')}`;
-    fleet = await onFleetPorts((port) => startFleet({
-      port,
-      databaseUrl: db.toString(),
-      adminToken: `trace-admin-${crypto.randomBytes(8).toString('hex')}`,
-      dropDatabaseOnStop: true,
-      logDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-trace-')),
-      env: { LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
-    }));
+    fleet = await onFleetPorts((port) =>
+      startFleet({
+        port,
+        databaseUrl: db.toString(),
+        adminToken: `trace-admin-${crypto.randomBytes(8).toString('hex')}`,
+        dropDatabaseOnStop: true,
+        logDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gw-trace-')),
+        env: {
+          LOG_LEVEL: 'warn',
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        },
+      }),
+    );
   }, 90_000);
   afterAll(async () => {
     await fleet?.stop();
@@ -56,11 +67,16 @@ describe('traces in the fleet', () => {
 
   it('follows one chat completion from the edge through text and billing, across the bus', async () => {
     const admin = (p: string, body: unknown) =>
-      fetch(`${fleet.url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${fleet.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+      fetch(`${fleet.url}${p}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fleet.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
     const acct = await admin('/admin/v1/accounts', { credits: 1 });
     const key = (await admin(`/admin/v1/accounts/${acct.data.account_id}/keys`, {})).data.key;
     const r = await fetch(`${fleet.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'demo/chat-small', messages: [{ role: 'user', content: 'trace me' }] }),
     });
     expect(r.status).toBe(200);
@@ -69,7 +85,12 @@ describe('traces in the fleet', () => {
     let services = new Set<string>();
     let consumed = false;
     while (Date.now() < deadline) {
-      const edgeChat = collector.spans.find((s) => s.service === 'model-gateway-edge' && /POST/.test(s.name) && collector.spans.some((t) => t.traceId === s.traceId && t.service === 'model-gateway-text'));
+      const edgeChat = collector.spans.find(
+        (s) =>
+          s.service === 'model-gateway-edge' &&
+          /POST/.test(s.name) &&
+          collector.spans.some((t) => t.traceId === s.traceId && t.service === 'model-gateway-text'),
+      );
       if (edgeChat) {
         const inTrace = collector.spans.filter((s) => s.traceId === edgeChat.traceId);
         services = new Set(inTrace.map((s) => s.service));

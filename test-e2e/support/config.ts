@@ -11,8 +11,15 @@ export const TEXT_PRICE: TextPrice = { prompt: '0.001', completion: '0.002' };
  */
 export function testConfig(fakeUrl: string) {
   const text = (id: string, endpoints: Array<[string, string]>, extra: Record<string, unknown> = {}) => ({
-    id, name: id, category: 'text', status: 'available', context_length: 4096, max_output_tokens: 100, pricing: TEXT_PRICE,
-    endpoints: endpoints.map(([provider, model]) => ({ provider, model })), ...extra,
+    id,
+    name: id,
+    category: 'text',
+    status: 'available',
+    context_length: 4096,
+    max_output_tokens: 100,
+    pricing: TEXT_PRICE,
+    endpoints: endpoints.map(([provider, model]) => ({ provider, model })),
+    ...extra,
   });
   return {
     providers: [
@@ -25,13 +32,34 @@ export function testConfig(fakeUrl: string) {
     ],
     models: [
       text('test/ok', [['fake', 'ok']]),
-      text('test/failover', [['fake', 'status-500'], ['fake', 'ok']]),
-      text('test/dead-first', [['dead', 'ok'], ['fake', 'ok']]),
-      text('test/slow-first', [['stall', 'slow-1500'], ['fake', 'ok']]),
-      text('test/all-fail', [['fake', 'status-503'], ['fake', 'status-429']]),
-      text('test/first-model-fails', [['fake', 'status-502'], ['fake', 'status-504']]),
-      text('test/unhealthy', [['down', 'status-503'], ['down', 'status-502']]),
-      text('test/client-error', [['fake', 'status-400'], ['fake', 'ok']]),
+      text('test/failover', [
+        ['fake', 'status-500'],
+        ['fake', 'ok'],
+      ]),
+      text('test/dead-first', [
+        ['dead', 'ok'],
+        ['fake', 'ok'],
+      ]),
+      text('test/slow-first', [
+        ['stall', 'slow-1500'],
+        ['fake', 'ok'],
+      ]),
+      text('test/all-fail', [
+        ['fake', 'status-503'],
+        ['fake', 'status-429'],
+      ]),
+      text('test/first-model-fails', [
+        ['fake', 'status-502'],
+        ['fake', 'status-504'],
+      ]),
+      text('test/unhealthy', [
+        ['down', 'status-503'],
+        ['down', 'status-502'],
+      ]),
+      text('test/client-error', [
+        ['fake', 'status-400'],
+        ['fake', 'ok'],
+      ]),
       text('test/break', [['fake', 'break-3']]),
       text('test/break-at-once', [['fake', 'break-0']]),
       text('test/words', [['fake', 'words-20']]),

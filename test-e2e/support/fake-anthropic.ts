@@ -18,22 +18,49 @@ export const FAKE_ANTHROPIC_KEY = 'fake-anthropic-key';
 
 type Body = Record<string, any>;
 
-function answerOf(body: Body): { content: any[]; stop_reason: string; stop_sequence: string | null; usage: { input_tokens: number; output_tokens: number } } {
+function answerOf(body: Body): {
+  content: any[];
+  stop_reason: string;
+  stop_sequence: string | null;
+  usage: { input_tokens: number; output_tokens: number };
+} {
   const model: string = body.model;
   const last = body.messages?.[body.messages.length - 1];
   const results = Array.isArray(last?.content) ? last.content.filter((b: any) => b.type === 'tool_result') : [];
   if (model === 'tool-use' && results.length) {
     const said = typeof results[0].content === 'string' ? results[0].content : JSON.stringify(results[0].content);
-    return { content: [{ type: 'text', text: `The tool said: ${said}` }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 20, output_tokens: 6 } };
+    return {
+      content: [{ type: 'text', text: `The tool said: ${said}` }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 20, output_tokens: 6 },
+    };
   }
   if (model === 'tool-use') {
     return {
-      content: [{ type: 'text', text: 'Let me check.' }, { type: 'tool_use', id: 'toolu_fake1', name: body.tools?.[0]?.name ?? 'unknown', input: { city: 'Paris' } }],
-      stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 7 },
+      content: [
+        { type: 'text', text: 'Let me check.' },
+        { type: 'tool_use', id: 'toolu_fake1', name: body.tools?.[0]?.name ?? 'unknown', input: { city: 'Paris' } },
+      ],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 7 },
     };
   }
-  if (model === 'stop') return { content: [{ type: 'text', text: 'a' }], stop_reason: 'stop_sequence', stop_sequence: body.stop_sequences?.[0] ?? null, usage: { input_tokens: 3, output_tokens: 1 } };
-  if (model === 'echo') return { content: [{ type: 'text', text: JSON.stringify(body) }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } };
+  if (model === 'stop')
+    return {
+      content: [{ type: 'text', text: 'a' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: body.stop_sequences?.[0] ?? null,
+      usage: { input_tokens: 3, output_tokens: 1 },
+    };
+  if (model === 'echo')
+    return {
+      content: [{ type: 'text', text: JSON.stringify(body) }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 3, output_tokens: 1 },
+    };
   return { content: [{ type: 'text', text: 'pong' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } };
 }
 
@@ -44,7 +71,19 @@ async function stream(req: http.IncomingMessage, res: http.ServerResponse, body:
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const answer = answerOf(body);
-  send('message_start', { type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: answer.usage.input_tokens, output_tokens: 1 } } });
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: answer.usage.input_tokens, output_tokens: 1 },
+    },
+  });
   const failing = /^(break|error)-(\d+)$/.exec(model);
   if (failing) {
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
@@ -76,7 +115,11 @@ async function stream(req: http.IncomingMessage, res: http.ServerResponse, body:
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   }
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: answer.stop_reason, stop_sequence: answer.stop_sequence }, usage: { output_tokens: answer.usage.output_tokens } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: answer.stop_reason, stop_sequence: answer.stop_sequence },
+    usage: { output_tokens: answer.usage.output_tokens },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }

@@ -41,9 +41,10 @@ export function startFakeCohere(): Promise<FakeCohere> {
 
     const documents: string[] = body.documents;
     const scored = documents.map((d, index) => ({ index, relevance_score: fakeScore(body.query, d) }));
-    const results = model === 'unsorted'
-      ? scored
-      : [...scored].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, body.top_n ?? scored.length);
+    const results =
+      model === 'unsorted'
+        ? scored
+        : [...scored].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, body.top_n ?? scored.length);
     const tokens = /^tokens-(\d+)$/.exec(model);
     answer(200, {
       id: crypto.randomUUID(),

@@ -42,9 +42,14 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
       : words
         ? Array.from({ length: Number(words[1]) }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
         : ['po', 'ng'];
-    const usage = model === 'overreport'
-      ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
-      : { prompt_tokens: words ? 5 : 3, completion_tokens: words ? Number(words[1]) : 1, total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1) };
+    const usage =
+      model === 'overreport'
+        ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
+        : {
+            prompt_tokens: words ? 5 : 3,
+            completion_tokens: words ? Number(words[1]) : 1,
+            total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1),
+          };
     const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
     if (model === 'tool-call') return void toolCall(res, body, base);
     if (model === 'echo') pieces.splice(0, pieces.length, JSON.stringify(body.messages));
@@ -52,11 +57,14 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     if (!body.stream) {
       if (brk) return void req.socket.destroy();
       res.writeHead(200, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify({
-        ...base, object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
-        usage,
-      }));
+      return void res.end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
+          usage,
+        }),
+      );
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const frame = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
@@ -80,11 +88,14 @@ function toolCall(res: http.ServerResponse, body: Record<string, any>, base: Rec
   const call = { id: 'call_fake1', type: 'function', function: { name, arguments: '{"city":"Paris"}' } };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return void res.end(JSON.stringify({
-      ...base, object: 'chat.completion',
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
-      usage,
-    }));
+    return void res.end(
+      JSON.stringify({
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+        usage,
+      }),
+    );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const frame = (delta: unknown, finish: string | null = null) =>
@@ -106,7 +117,8 @@ function embeddings(res: http.ServerResponse, body: Record<string, any>, model: 
   const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
   const dims = typeof body.dimensions === 'number' ? body.dimensions : 8;
   const data = inputs.map((input, index) => ({
-    object: 'embedding', index,
+    object: 'embedding',
+    index,
     // Deterministic, distinct per input and exactly representable in float32.
     embedding: Array.from({ length: dims }, (_, d) => ((JSON.stringify(input).length + d * 7 + index) % 16) / 16),
   }));

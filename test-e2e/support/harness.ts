@@ -22,7 +22,10 @@ export interface TestGateway {
   ledger<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
   admin(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }>;
   /** A fresh account with `credits` USD and one key. */
-  account(credits: number | string, opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
+  account(
+    credits: number | string,
+    opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number },
+  ): Promise<{ accountId: string; key: string; keyId: string }>;
   /** Fleet only: stops one service's process, to prove what the others do without it. */
   killService?(name: 'billing' | 'text' | 'catalogue'): Promise<void>;
   /**
@@ -100,7 +103,15 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     for (let attempt = 1; !fleet; attempt++) {
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
       try {
-        fleet = await startFleet({ port: await pickFleetPort(), databaseUrl: dbUrl.toString(), configPath, adminToken, dropDatabaseOnStop: true, logDir: dir, env: { LOG_LEVEL: 'warn' } });
+        fleet = await startFleet({
+          port: await pickFleetPort(),
+          databaseUrl: dbUrl.toString(),
+          configPath,
+          adminToken,
+          dropDatabaseOnStop: true,
+          logDir: dir,
+          env: { LOG_LEVEL: 'warn' },
+        });
       } catch (e) {
         if (attempt >= 3) throw e;
       }
@@ -142,7 +153,10 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     async account(credits, opts = {}) {
       const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
       if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
-      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, { label: 'test', ...(opts.keyLimit !== undefined ? { limit: opts.keyLimit } : {}) });
+      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, {
+        label: 'test',
+        ...(opts.keyLimit !== undefined ? { limit: opts.keyLimit } : {}),
+      });
       if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
       return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
     },
@@ -192,7 +206,8 @@ export async function expectLedgerInvariants(gw: LedgerAccess): Promise<void> {
   for (const k of keys) {
     expect({ key: k.id, held: k.held, usage: k.usage }).toEqual({ key: k.id, held: k.open_holds, usage: k.charges });
     // A hold is placed only while usage + held + amount fits the cap, and a charge never exceeds its hold.
-    if (k.spend_limit !== null) expect({ key: k.id, within_limit: BigInt(k.usage) + BigInt(k.held) <= BigInt(k.spend_limit) }).toEqual({ key: k.id, within_limit: true });
+    if (k.spend_limit !== null)
+      expect({ key: k.id, within_limit: BigInt(k.usage) + BigInt(k.held) <= BigInt(k.spend_limit) }).toEqual({ key: k.id, within_limit: true });
   }
 
   const overdue = await gw.ledger(
@@ -201,16 +216,23 @@ export async function expectLedgerInvariants(gw: LedgerAccess): Promise<void> {
   );
   expect(overdue).toEqual([]);
 
-  const orphans = await gw.ledger(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`);
+  const orphans = await gw.ledger(
+    `SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`,
+  );
   expect(orphans).toEqual([]);
 }
 
 /** Waits until no hold of the account (or, without one, of any account) is open: settles travel over the bus. */
 export async function settled(gw: LedgerAccess, accountId?: string, timeoutMs = 5_000): Promise<void> {
-  const open = accountId === undefined
-    ? () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE state = 'open'`)
-    : () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]);
-  await waitFor(async () => Number((await open())[0].n) === 0, `the open holds ${accountId === undefined ? 'of every account' : `of ${accountId}`} to close`, timeoutMs);
+  const open =
+    accountId === undefined
+      ? () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE state = 'open'`)
+      : () => gw.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]);
+  await waitFor(
+    async () => Number((await open())[0].n) === 0,
+    `the open holds ${accountId === undefined ? 'of every account' : `of ${accountId}`} to close`,
+    timeoutMs,
+  );
 }
 
 /** Waits until `sql` finds a row in the ledger (a hold placed, a record written), and returns that row. */
@@ -226,15 +248,30 @@ export async function holdCount(gw: LedgerAccess, accountId: string): Promise<nu
 }
 
 /** A request's hold once it has closed: what was reserved, what was charged, and its state. */
-export async function closedHold(gw: LedgerAccess, accountId: string, requestId: string | null): Promise<{ amount: string; charge: string; state: string }> {
+export async function closedHold(
+  gw: LedgerAccess,
+  accountId: string,
+  requestId: string | null,
+): Promise<{ amount: string; charge: string; state: string }> {
   await settled(gw, accountId);
   const [h] = await gw.ledger(`SELECT amount::text AS amount, charge::text AS charge, state FROM holds WHERE request_id = $1`, [requestId]);
   return h;
 }
 
 /** A request's usage record, as the ledger wrote it (after its hold closed). */
-export async function usageRecord(gw: LedgerAccess, accountId: string, requestId: string | null): Promise<{
-  model: string; status: string; error_code: string | null; tokens_prompt: number; tokens_completion: number; attempts: number; fallback_used: boolean; cost: string;
+export async function usageRecord(
+  gw: LedgerAccess,
+  accountId: string,
+  requestId: string | null,
+): Promise<{
+  model: string;
+  status: string;
+  error_code: string | null;
+  tokens_prompt: number;
+  tokens_completion: number;
+  attempts: number;
+  fallback_used: boolean;
+  cost: string;
 }> {
   await settled(gw, accountId);
   const [r] = await gw.ledger(
@@ -249,13 +286,22 @@ export async function usageRecord(gw: LedgerAccess, accountId: string, requestId
  * the completion tokens delivered, both counted, are charged (never the worst case), and the record says failed.
  */
 export async function expectChargedForDelivered(
-  gw: LedgerAccess, accountId: string, requestId: string | null, sent: { prompt: string; delivered: string; price: TextPrice },
+  gw: LedgerAccess,
+  accountId: string,
+  requestId: string | null,
+  sent: { prompt: string; delivered: string; price: TextPrice },
 ): Promise<void> {
   const prompt = countTokens(sent.prompt);
   const completion = countTokens(sent.delivered);
   expect(completion).toBeGreaterThan(0); // with nothing delivered the rule is a release (expectReleased)
   const charge = textCost(sent.price, prompt, completion).toString();
-  expect(await usageRecord(gw, accountId, requestId)).toMatchObject({ status: 'failed', error_code: 'upstream_unavailable', tokens_prompt: prompt, tokens_completion: completion, cost: charge });
+  expect(await usageRecord(gw, accountId, requestId)).toMatchObject({
+    status: 'failed',
+    error_code: 'upstream_unavailable',
+    tokens_prompt: prompt,
+    tokens_completion: completion,
+    cost: charge,
+  });
   const hold = await closedHold(gw, accountId, requestId);
   expect(hold).toMatchObject({ state: 'settled', charge });
   expect(BigInt(hold.charge)).toBeLessThan(BigInt(hold.amount));

@@ -46,10 +46,18 @@ export const holdAnswer = z.object({ data: hold });
 
 // The port's types and the wire's must stay the same shape: a field added to one and not the other fails to
 // compile here, rather than being silently dropped when the object crosses the wire.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? ([keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false) : false) : false;
-const portMatchesWire: [Same<z.output<typeof keyIdentity>, KeyIdentity>, Same<z.output<typeof holdRequest>, HoldRequest>, Same<z.output<typeof hold>, Hold>] = [
-  true,
-  true,
-  true,
-];
+type Same<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false
+    : false
+  : false;
+const portMatchesWire: [
+  Same<z.output<typeof keyIdentity>, KeyIdentity>,
+  Same<z.output<typeof holdRequest>, HoldRequest>,
+  Same<z.output<typeof hold>, Hold>,
+] = [true, true, true];
 void portMatchesWire;

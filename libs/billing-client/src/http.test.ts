@@ -50,8 +50,12 @@ describe('billing HTTP client', () => {
 
   it.each([
     ['without its identity', 200, JSON.stringify({ data: { accountId: 'acct_1' } })],
-    ['with a rate limit that is not a number', 200, JSON.stringify({ data: { accountId: 'a', keyId: 'k', rateLimit: { requests: '10', intervalMs: 1000 } } })],
-    ['that is a 404 without billing\'s unknown-key envelope', 404, 'Cannot POST /internal/keys/verify'],
+    [
+      'with a rate limit that is not a number',
+      200,
+      JSON.stringify({ data: { accountId: 'a', keyId: 'k', rateLimit: { requests: '10', intervalMs: 1000 } } }),
+    ],
+    ["that is a 404 without billing's unknown-key envelope", 404, 'Cannot POST /internal/keys/verify'],
   ])('a key answer %s is a 503, not a crash or a 401', async (_what, status, body) => {
     billing = await cannedBilling(status, body);
     await expect(billing.client.verifyKey('sk_live_x')).rejects.toMatchObject(unavailable);
@@ -68,21 +72,34 @@ describe('billing HTTP client', () => {
   });
 
   it("a refusal crosses as billing's own error, status and code kept", async () => {
-    billing = await cannedBilling(402, JSON.stringify({ error: { code: 'insufficient_credits', message: 'Insufficient credits: ...', request_id: '' } }));
+    billing = await cannedBilling(
+      402,
+      JSON.stringify({ error: { code: 'insufficient_credits', message: 'Insufficient credits: ...', request_id: '' } }),
+    );
     const err = await billing.client.placeHold(request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ code: 'insufficient_credits', status: 402, message: 'Insufficient credits: ...' });
   });
 
   it('sends the hold request as the contract encodes it, the amount as an exact string', async () => {
-    billing = await cannedBilling(201, JSON.stringify({ data: { holdId: 'hold_1', amountNano: '123000000000', expiresAt: '2030-01-01T00:00:00.000Z' } }));
-    expect(await billing.client.placeHold(request)).toEqual({ holdId: 'hold_1', amountNano: 123_000_000_000n, expiresAt: '2030-01-01T00:00:00.000Z' });
+    billing = await cannedBilling(
+      201,
+      JSON.stringify({ data: { holdId: 'hold_1', amountNano: '123000000000', expiresAt: '2030-01-01T00:00:00.000Z' } }),
+    );
+    expect(await billing.client.placeHold(request)).toEqual({
+      holdId: 'hold_1',
+      amountNano: 123_000_000_000n,
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    });
     expect(billing.received).toEqual([{ ...request, amountNano: '123000000000' }]);
   });
 
   it('a hold request outside the contract is refused before it is sent', async () => {
     billing = await cannedBilling(201, '');
-    await expect(billing.client.placeHold({ ...request, idempotencyKey: 'k'.repeat(256) })).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
+    await expect(billing.client.placeHold({ ...request, idempotencyKey: 'k'.repeat(256) })).rejects.toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+    });
     expect(billing.received).toEqual([]);
   });
 

@@ -6,7 +6,8 @@ import type { BillingPort, Hold, HoldRequest, KeyIdentity } from './port';
 
 const unreachable = () => new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
 /** An answer outside the contract (a half-deployed fleet, a proxy's error page): billing is not usable right now. */
-const unreadable = () => new GatewayError('upstream_unavailable', 'The key and billing service gave an answer the gateway cannot read; try again shortly');
+const unreadable = () =>
+  new GatewayError('upstream_unavailable', 'The key and billing service gave an answer the gateway cannot read; try again shortly');
 
 /**
  * Billing's internal API over HTTP with a keep-alive pool, both ends of the wire checked against contract.ts.

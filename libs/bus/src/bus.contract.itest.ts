@@ -9,7 +9,10 @@ import { REDIS, REDIS_URL, connectTestRedis, deleteKeysUnder, describeOrSkip, pa
 
 const RUN = randomUUID().slice(0, 8);
 const REDIS_PREFIX = `bus-test:${RUN}:`;
-const KAFKA_BROKERS = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean) ?? [];
+const KAFKA_BROKERS =
+  process.env.KAFKA_BROKERS?.split(',')
+    .map((b) => b.trim())
+    .filter(Boolean) ?? [];
 
 interface Adapter {
   name: string;
@@ -150,12 +153,14 @@ describe.each(adapters)('$name bus contract', (adapter) => {
       const group = unique('group');
       const seen: Record<'x' | 'y', string[]> = { x: [], y: [] };
       let running = 0;
-      const slowly = (who: 'x' | 'y'): Handler => async (e) => {
-        running++;
-        seen[who].push(e.id);
-        await pause(5);
-        running--;
-      };
+      const slowly =
+        (who: 'x' | 'y'): Handler =>
+        async (e) => {
+          running++;
+          seen[who].push(e.id);
+          await pause(5);
+          running--;
+        };
       await b.subscribe(group, [topic], slowly('x'), { consumer: unique('x') });
       await b.subscribe(group, [topic], slowly('y'), { consumer: unique('y') });
       if (adapter.slow > 1) await pause(T(1_000));
@@ -178,10 +183,15 @@ describe.each(adapters)('$name bus contract', (adapter) => {
       const topic = unique('topic');
       const group = unique('group');
       const stuck: string[] = [];
-      const dying = await b.subscribe(group, [topic], (e) => {
-        stuck.push(e.id);
-        return new Promise<void>(() => undefined); // never acknowledges
-      }, { consumer: unique('dying'), claimIdleMs: adapter.claimIdleMs });
+      const dying = await b.subscribe(
+        group,
+        [topic],
+        (e) => {
+          stuck.push(e.id);
+          return new Promise<void>(() => undefined); // never acknowledges
+        },
+        { consumer: unique('dying'), claimIdleMs: adapter.claimIdleMs },
+      );
       const event = makeEvent('acct-dead', 1);
       await b.publish(topic, event);
       await waitFor(() => stuck.length === 1, 'the first consumer to take the event', T(5_000));

@@ -1,13 +1,4 @@
-import type {
-  Admin,
-  Consumer,
-  ConsumerConfig,
-  ConsumerCrashEvent,
-  ConsumerEvents,
-  ConsumerGroupJoinEvent,
-  Producer,
-  ProducerConfig,
-} from 'kafkajs';
+import type { Admin, Consumer, ConsumerConfig, ConsumerCrashEvent, ConsumerEvents, ConsumerGroupJoinEvent, Producer, ProducerConfig } from 'kafkajs';
 
 /**
  * The part of a kafkajs client the adapter uses. A `Kafka` instance is one; naming the part keeps the adapter

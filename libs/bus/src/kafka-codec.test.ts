@@ -1,14 +1,6 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { BusEvent } from './port';
-import {
-  HEADER,
-  consumerConfig,
-  deadLetterMessage,
-  defaultDeadLetterTopic,
-  fromKafkaMessage,
-  toKafkaMessage,
-  topicsToCreate,
-} from './kafka-codec';
+import { HEADER, consumerConfig, deadLetterMessage, defaultDeadLetterTopic, fromKafkaMessage, toKafkaMessage, topicsToCreate } from './kafka-codec';
 import { asReceived } from './testing/fake-kafka';
 
 const TRACEPARENT = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
@@ -63,7 +55,11 @@ describe('kafka message mapping', () => {
     ['a null value (a tombstone)', null, ''],
     ['text that is not JSON', 'not json', 'not json'],
     ['JSON that is not an event', '{"id":"x"}', '{"id":"x"}'],
-    ['an event with a non-string header', JSON.stringify({ ...event, headers: { traceparent: 1 } }), JSON.stringify({ ...event, headers: { traceparent: 1 } })],
+    [
+      'an event with a non-string header',
+      JSON.stringify({ ...event, headers: { traceparent: 1 } }),
+      JSON.stringify({ ...event, headers: { traceparent: 1 } }),
+    ],
   ])('refuses %s, keeping its text for the dead letter', (_, value, raw) => {
     const read = fromKafkaMessage(asReceived({ key: 'k', value }));
     expect(read).toEqual({ raw, error: expect.any(Error) });
@@ -74,7 +70,11 @@ describe('kafka keys', () => {
   /** kafkajs's own default partitioner, the one the adapter's producer is configured with. */
   const partitionOf = (key: string, partitions = 12) => {
     const partitionMetadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({
-      partitionErrorCode: 0, partitionId, leader: 1, replicas: [1], isr: [1],
+      partitionErrorCode: 0,
+      partitionId,
+      leader: 1,
+      replicas: [1],
+      isr: [1],
     }));
     return Partitioners.DefaultPartitioner()({ topic: 'billing.holds', partitionMetadata, message: toKafkaMessage({ ...event, key }) });
   };

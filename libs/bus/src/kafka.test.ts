@@ -15,7 +15,13 @@ describe('kafka bus over a fake kafkajs client', () => {
   let opened: EventBus[] = [];
   let errors: { err: unknown; ctx: BusErrorContext }[];
   let n = 0;
-  const ev = (key = 'hold_1'): BusEvent => ({ id: `evt-${++n}`, type: 'hold.close.v1', key, data: { n }, headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` } });
+  const ev = (key = 'hold_1'): BusEvent => ({
+    id: `evt-${++n}`,
+    type: 'hold.close.v1',
+    key,
+    data: { n },
+    headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` },
+  });
   const open = (opts: Omit<KafkaBusOptions, 'clientId' | 'kafka' | 'onError'> = {}, fake = new FakeKafka()) => {
     kafka = fake;
     bus = kafkaBusOn(kafka, { ...opts, onError: (err, ctx) => errors.push({ err, ctx }) });
@@ -112,7 +118,11 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(kafka.sent).toEqual([
         {
           topic: 'billing.holds.dead-letter',
-          message: { key: 'hold_7', value: message.value, headers: { [HEADER.group]: 'billing', [HEADER.error]: 'ledger says no', [HEADER.topic]: 'billing.holds' } },
+          message: {
+            key: 'hold_7',
+            value: message.value,
+            headers: { [HEADER.group]: 'billing', [HEADER.error]: 'ledger says no', [HEADER.topic]: 'billing.holds' },
+          },
         },
       ]);
     });
@@ -144,7 +154,9 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(await consumer.deliver('billing.holds', { key: 'k', value: '{"half": "an event"' })).toEqual({ deliveries: 1, committed: true });
       expect(calls).toBe(0);
       expect(actions()).toEqual(['dead-lettered']);
-      expect(kafka.sent).toEqual([{ topic: 'billing.holds.dead-letter', message: expect.objectContaining({ key: null, value: '{"half": "an event"' }) }]);
+      expect(kafka.sent).toEqual([
+        { topic: 'billing.holds.dead-letter', message: expect.objectContaining({ key: null, value: '{"half": "an event"' }) },
+      ]);
     });
 
     it('counts failures per message offset, not per event id', async () => {
@@ -218,7 +230,12 @@ describe('kafka bus over a fake kafkajs client', () => {
     it('returns and reports when the join takes longer than joinTimeoutMs, leaving the consumer running', async () => {
       open({ joinTimeoutMs: 1 }, new FakeKafka({ joinOnRun: false }));
       await bus.subscribe('billing', ['billing.holds'], async () => undefined);
-      expect(errors).toEqual([{ err: new Error('group billing has not joined yet; continuing in the background'), ctx: { adapter: 'kafka', action: 'none', group: 'billing' } }]);
+      expect(errors).toEqual([
+        {
+          err: new Error('group billing has not joined yet; continuing in the background'),
+          ctx: { adapter: 'kafka', action: 'none', group: 'billing' },
+        },
+      ]);
       expect(kafka.consumers[0].connected).toBe(true);
     });
 
@@ -297,7 +314,12 @@ describe('kafka bus over a fake kafkajs client', () => {
 
       await consumer.deliver('billing.holds', message);
       expect(seen).toEqual([publisherTrace]);
-      expect(exporter.getFinishedSpans().find((s) => s.name === 'billing.holds process')?.spanContext().traceId).toBe(publisherTrace);
+      expect(
+        exporter
+          .getFinishedSpans()
+          .find((s) => s.name === 'billing.holds process')
+          ?.spanContext().traceId,
+      ).toBe(publisherTrace);
     });
   });
 });

@@ -11,8 +11,7 @@ const ev = (key: string, data: unknown = null): BusEvent => ({ id: `e${++n}`, ty
 describe('memory bus', () => {
   let bus: EventBus;
   let errors: { err: unknown; ctx: BusErrorContext }[];
-  const open = (o: MemoryBusOptions = {}) =>
-    (bus = createMemoryBus({ retryBaseMs: 1, onError: (err, ctx) => errors.push({ err, ctx }), ...o }));
+  const open = (o: MemoryBusOptions = {}) => (bus = createMemoryBus({ retryBaseMs: 1, onError: (err, ctx) => errors.push({ err, ctx }), ...o }));
 
   beforeEach(() => {
     errors = [];

@@ -226,7 +226,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       // so a shutting-down embedded gateway settles the holds of the requests it just answered.
       // Ref'd, unlike the retry sleeps: with only those left, the process would exit with close() still pending.
       const deadline = Date.now() + closeTimeoutMs;
-      while (Date.now() < deadline && [...groups.values()].some((g) => g.backlog > 0 && g.byTopic.size > 0)) await new Promise((r) => setTimeout(r, 5));
+      while (Date.now() < deadline && [...groups.values()].some((g) => g.backlog > 0 && g.byTopic.size > 0))
+        await new Promise((r) => setTimeout(r, 5));
       closed = true;
       const members = new Set<Member>();
       for (const group of groups.values()) for (const list of group.byTopic.values()) for (const m of list) members.add(m);

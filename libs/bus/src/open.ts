@@ -25,7 +25,7 @@ export function openBus(opts: OpenBusOptions = {}): EventBus {
 }
 
 function openAdapter(opts: OpenBusOptions): EventBus {
-  const brokers = (typeof opts.kafkaBrokers === 'string' ? opts.kafkaBrokers.split(',') : opts.kafkaBrokers ?? [])
+  const brokers = (typeof opts.kafkaBrokers === 'string' ? opts.kafkaBrokers.split(',') : (opts.kafkaBrokers ?? []))
     .map((b) => b.trim())
     .filter(Boolean);
   const redisUrl = opts.redisUrl?.trim() || undefined;

@@ -110,10 +110,16 @@ export class StreamConsumer {
         if (this.stopping) break;
         this.blocked = true;
         const reply = (await this.conn.xreadgroup(
-          'GROUP', this.c.group, this.c.consumer,
-          'COUNT', this.c.batchSize,
-          'BLOCK', Math.min(this.c.blockMs, this.claimEveryMs),
-          'STREAMS', ...this.keys, ...this.keys.map(() => '>'),
+          'GROUP',
+          this.c.group,
+          this.c.consumer,
+          'COUNT',
+          this.c.batchSize,
+          'BLOCK',
+          Math.min(this.c.blockMs, this.claimEveryMs),
+          'STREAMS',
+          ...this.keys,
+          ...this.keys.map(() => '>'),
         )) as [key: string, entries: StreamEntry[]][] | null;
         this.blocked = false;
         for (const [key, entries] of reply ?? []) await this.handleEntries(key, entries, null);
@@ -138,7 +144,13 @@ export class StreamConsumer {
       let cursor = '0-0';
       for (let page = 0; page < CLAIM_PAGES_PER_PASS && !this.stopping; page++) {
         const [next, entries] = (await this.c.cmd.xautoclaim(
-          key, this.c.group, this.c.consumer, this.c.claimIdleMs, cursor, 'COUNT', this.c.batchSize,
+          key,
+          this.c.group,
+          this.c.consumer,
+          this.c.claimIdleMs,
+          cursor,
+          'COUNT',
+          this.c.batchSize,
         )) as [string, StreamEntry[], string[]?];
         if (entries.length) await this.handleEntries(key, entries, await this.deliveryCounts(key, entries));
         cursor = next;
@@ -150,7 +162,12 @@ export class StreamConsumer {
   /** An id missing from the answer counts as a first delivery: dead-lettering it then waits one more round, no harm. */
   private async deliveryCounts(key: string, entries: StreamEntry[]): Promise<Map<string, number>> {
     const rows = (await this.c.cmd.xpending(
-      key, this.c.group, entries[0][0], entries[entries.length - 1][0], entries.length + this.c.batchSize, this.c.consumer,
+      key,
+      this.c.group,
+      entries[0][0],
+      entries[entries.length - 1][0],
+      entries.length + this.c.batchSize,
+      this.c.consumer,
     )) as [id: string, consumer: string, idleMs: number, deliveries: number][];
     return new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
   }
@@ -211,8 +228,19 @@ export class StreamConsumer {
 
   private async deadLetter(topic: string, key: string, id: string, raw: string, err: unknown, event: BusEvent | undefined): Promise<void> {
     await this.c.cmd.xadd(
-      this.c.deadLetterKey(topic), 'MAXLEN', '~', this.c.maxLen, '*',
-      'e', raw, 'id', id, 'group', this.c.group, 'error', errorMessage(err),
+      this.c.deadLetterKey(topic),
+      'MAXLEN',
+      '~',
+      this.c.maxLen,
+      '*',
+      'e',
+      raw,
+      'id',
+      id,
+      'group',
+      this.c.group,
+      'error',
+      errorMessage(err),
     );
     this.c.onError(err, { adapter: 'redis', action: 'dead-lettered', topic, group: this.c.group, event });
     await this.ack(key, id);

@@ -56,10 +56,15 @@ REDIS.describe('redis streams bus', () => {
     const bus = open({ maxAttempts: 1 });
     const [topic, group] = [unique('t'), unique('g')];
     const calls: number[] = [];
-    await bus.subscribe(group, [topic], async () => {
-      calls.push(Date.now());
-      if (calls.length === 1) throw new Error('transient');
-    }, { claimIdleMs: 300 });
+    await bus.subscribe(
+      group,
+      [topic],
+      async () => {
+        calls.push(Date.now());
+        if (calls.length === 1) throw new Error('transient');
+      },
+      { claimIdleMs: 300 },
+    );
     await bus.publish(topic, ev());
     await waitFor(() => calls.length === 1, 'first delivery');
     expect(await pendingCount(topic, group)).toBe(1);
@@ -74,10 +79,15 @@ REDIS.describe('redis streams bus', () => {
     const bus = open({ maxAttempts: 1, maxDeliveries: 2 });
     const [topic, group] = [unique('t'), unique('g')];
     let calls = 0;
-    await bus.subscribe(group, [topic], async () => {
-      calls++;
-      throw new Error('always broken');
-    }, { claimIdleMs: 150 });
+    await bus.subscribe(
+      group,
+      [topic],
+      async () => {
+        calls++;
+        throw new Error('always broken');
+      },
+      { claimIdleMs: 150 },
+    );
     const poison = ev();
     await bus.publish(topic, poison);
     await waitFor(() => errors.some((x) => x.ctx.action === 'dead-lettered'), 'dead-lettering', 5_000);

@@ -24,16 +24,24 @@ export function withTracing(bus: EventBus): EventBus {
         topics,
         (event, topic) => {
           const parent = propagation.extract(context.active(), event.headers ?? {});
-          return tracer.startActiveSpan(`${topic} process`, { kind: SpanKind.CONSUMER, attributes: { 'messaging.destination.name': topic, 'messaging.consumer.group.name': group, 'messaging.message.id': event.id } }, parent, async (span) => {
-            try {
-              return await handler(event, topic);
-            } catch (e) {
-              span.recordException(e as Error);
-              throw e;
-            } finally {
-              span.end();
-            }
-          });
+          return tracer.startActiveSpan(
+            `${topic} process`,
+            {
+              kind: SpanKind.CONSUMER,
+              attributes: { 'messaging.destination.name': topic, 'messaging.consumer.group.name': group, 'messaging.message.id': event.id },
+            },
+            parent,
+            async (span) => {
+              try {
+                return await handler(event, topic);
+              } catch (e) {
+                span.recordException(e as Error);
+                throw e;
+              } finally {
+                span.end();
+              }
+            },
+          );
         },
         opts,
       );

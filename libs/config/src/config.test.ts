@@ -10,20 +10,78 @@ describe('config', () => {
   });
 
   it.each([
-    ['an unknown top-level key', (c: any) => { c.extra = 1; }, '(root)'],
-    ['an unknown model key', (c: any) => { c.models[0].colour = 'red'; }, 'models.0'],
-    ['a float price', (c: any) => { c.models[0].pricing.prompt = 0.1; }, 'models.0.pricing.prompt'],
-    ['an unknown provider kind', (c: any) => { c.providers[0].kind = 'magic'; }, 'providers.0.kind'],
-    ['an endpoint on an unknown provider', (c: any) => { c.models[0].endpoints[0].provider = 'nope'; }, 'models.0.endpoints.0.provider'],
-    ['a bad rate-limit interval', (c: any) => { c.limits = { rate_limit: { requests: 5, interval: 'soon' } }; }, 'limits.rate_limit.interval'],
-    ['a slug without author', (c: any) => { c.models[0].id = 'chat'; }, 'models.0.id'],
-    ['a text model without context_length', (c: any) => { delete c.models[0].context_length; }, 'models.0.context_length'],
-    ['a body limit that is not a size', (c: any) => { c.limits = { max_request_body: 'huge' }; }, 'limits.max_request_body'],
+    [
+      'an unknown top-level key',
+      (c: any) => {
+        c.extra = 1;
+      },
+      '(root)',
+    ],
+    [
+      'an unknown model key',
+      (c: any) => {
+        c.models[0].colour = 'red';
+      },
+      'models.0',
+    ],
+    [
+      'a float price',
+      (c: any) => {
+        c.models[0].pricing.prompt = 0.1;
+      },
+      'models.0.pricing.prompt',
+    ],
+    [
+      'an unknown provider kind',
+      (c: any) => {
+        c.providers[0].kind = 'magic';
+      },
+      'providers.0.kind',
+    ],
+    [
+      'an endpoint on an unknown provider',
+      (c: any) => {
+        c.models[0].endpoints[0].provider = 'nope';
+      },
+      'models.0.endpoints.0.provider',
+    ],
+    [
+      'a bad rate-limit interval',
+      (c: any) => {
+        c.limits = { rate_limit: { requests: 5, interval: 'soon' } };
+      },
+      'limits.rate_limit.interval',
+    ],
+    [
+      'a slug without author',
+      (c: any) => {
+        c.models[0].id = 'chat';
+      },
+      'models.0.id',
+    ],
+    [
+      'a text model without context_length',
+      (c: any) => {
+        delete c.models[0].context_length;
+      },
+      'models.0.context_length',
+    ],
+    [
+      'a body limit that is not a size',
+      (c: any) => {
+        c.limits = { max_request_body: 'huge' };
+      },
+      'limits.max_request_body',
+    ],
   ])('names the field for %s', (_name, mutate, field) => {
     const c = base();
     mutate(c);
     expect(() => parseConfig(c)).toThrow(ConfigError);
-    try { parseConfig(c); } catch (e) { expect((e as Error).message).toContain(field); }
+    try {
+      parseConfig(c);
+    } catch (e) {
+      expect((e as Error).message).toContain(field);
+    }
   });
 
   it('reads the environment, treating empty strings as unset', () => {

@@ -19,7 +19,10 @@ const envSchema = z.object({
   KAFKA_BROKERS: z.string().optional(),
   BUS: z.enum(['kafka', 'redis', 'memory']).optional(),
   /** Redis Streams key prefix, so several gateways can share one Redis without reading each other's events. */
-  GATEWAY_BUS_PREFIX: z.string().regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only').optional(),
+  GATEWAY_BUS_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
+    .optional(),
   /** Fleet: proves a request came from inside the fleet (the edge or a peer service). */
   GATEWAY_INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */
@@ -45,7 +48,8 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   const env = r.data;
   // PORT 0 asks the system for a free port; the metrics listener then gets one of its own the same way.
   const metricsPort = env.METRICS_PORT ?? (env.PORT === 0 ? 0 : env.PORT + METRICS_PORT_OFFSET);
-  if (metricsPort > 65535) throw new ConfigError(`Invalid environment:\n  METRICS_PORT: PORT + ${METRICS_PORT_OFFSET} is above 65535; set METRICS_PORT`);
+  if (metricsPort > 65535)
+    throw new ConfigError(`Invalid environment:\n  METRICS_PORT: PORT + ${METRICS_PORT_OFFSET} is above 65535; set METRICS_PORT`);
   if (metricsPort !== 0 && metricsPort === env.PORT) throw new ConfigError('Invalid environment:\n  METRICS_PORT: must differ from PORT');
   return {
     ...env,

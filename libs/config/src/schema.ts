@@ -14,7 +14,10 @@ const usd = z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal string in 
 
 export const rateLimitSchema = z.strictObject({
   requests: z.number().int().positive(),
-  interval: z.string().regex(DURATION, 'must be a duration such as "60s"').refine((v) => !DURATION.test(v) || parseDuration(v) >= 1000, 'must be at least 1s'),
+  interval: z
+    .string()
+    .regex(DURATION, 'must be a duration such as "60s"')
+    .refine((v) => !DURATION.test(v) || parseDuration(v) >= 1000, 'must be at least 1s'),
 });
 
 const pricingSchema = z.strictObject({
@@ -68,24 +71,33 @@ export const configSchema = z
         public_rate_limit: rateLimitSchema.default({ requests: 1200, interval: '60s' }),
         job_concurrency: z.number().int().positive().default(10),
         /** Addition: the largest request body a route accepts; larger ones answer 413. */
-        max_request_body: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as "8mb", "512kb" or "65536b"').default('8mb'),
+        max_request_body: z
+          .string()
+          .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as "8mb", "512kb" or "65536b"')
+          .default('8mb'),
       })
       .prefault({}),
   })
   .superRefine((cfg, ctx) => {
     const providers = new Map(cfg.providers.map((p) => [p.id, p]));
     cfg.providers.forEach((p, i) => {
-      if (cfg.providers.findIndex((q) => q.id === p.id) !== i) ctx.addIssue({ code: 'custom', path: ['providers', i, 'id'], message: `duplicate provider id "${p.id}"` });
-      if (p.kind !== 'simulated' && !p.base_url) ctx.addIssue({ code: 'custom', path: ['providers', i, 'base_url'], message: `required for kind "${p.kind}"` });
+      if (cfg.providers.findIndex((q) => q.id === p.id) !== i)
+        ctx.addIssue({ code: 'custom', path: ['providers', i, 'id'], message: `duplicate provider id "${p.id}"` });
+      if (p.kind !== 'simulated' && !p.base_url)
+        ctx.addIssue({ code: 'custom', path: ['providers', i, 'base_url'], message: `required for kind "${p.kind}"` });
     });
     cfg.models.forEach((m, i) => {
-      if (cfg.models.findIndex((n) => n.id === m.id) !== i) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
+      if (cfg.models.findIndex((n) => n.id === m.id) !== i)
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
       m.endpoints.forEach((e, j) => {
-        if (!providers.has(e.provider)) ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `unknown provider "${e.provider}"` });
+        if (!providers.has(e.provider))
+          ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `unknown provider "${e.provider}"` });
       });
-      if (m.category === 'text' && !m.max_output_tokens) ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
+      if (m.category === 'text' && !m.max_output_tokens)
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
       // The listings promise an integer context length for every text model; no default would be true of all of them.
-      if (m.category === 'text' && !m.context_length) ctx.addIssue({ code: 'custom', path: ['models', i, 'context_length'], message: 'required for text models (the model listings report it)' });
+      if (m.category === 'text' && !m.context_length)
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'context_length'], message: 'required for text models (the model listings report it)' });
     });
   });
 

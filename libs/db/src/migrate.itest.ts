@@ -18,7 +18,9 @@ describeOnEngines('migrate', (engine) => {
   });
 
   const tables = async () =>
-    (await t.db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'mig_%' ORDER BY 1`)).map((r) => r.name);
+    (await t.db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'mig_%' ORDER BY 1`)).map(
+      (r) => r.name,
+    );
 
   it('a recorded migration id is never applied again, even when its SQL now comes from a file', async () => {
     await migrate(t.db, 'migrate_test', [{ id: '001_first', sql: 'CREATE TABLE mig_a (id int);' }]);

@@ -3,7 +3,9 @@ import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
 
 /** What pglite-worker.js posts back for each request. */
-type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { message: string; code?: string; constraint?: string } };
+type WorkerReply =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: { message: string; code?: string; constraint?: string } };
 
 /**
  * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
@@ -16,7 +18,9 @@ export async function openPglite(dir?: string): Promise<Db> {
   let nextTx = 1;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
-    worker.once('message', (m: { ready: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`))));
+    worker.once('message', (m: { ready: boolean; error?: string }) =>
+      m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
+    );
   });
   worker.on('message', (m: WorkerReply) => {
     const p = pending.get(m.id);

@@ -16,7 +16,14 @@ describe('money', () => {
 
   it('sums a charge in atto and rounds once at the end', () => {
     // 3 × 0.001 + 1 × 0.002 = 0.005 exactly
-    expect(formatUsd(charge([[3, parseRate('0.001')], [1, parseRate('0.002')]]))).toBe('0.005');
+    expect(
+      formatUsd(
+        charge([
+          [3, parseRate('0.001')],
+          [1, parseRate('0.002')],
+        ]),
+      ),
+    ).toBe('0.005');
     // 1 token at 0.0000000004 rounds to 0 nano, but 3 of them (1.2 nano) round to 1, not 0+0+0
     expect(charge([[3, parseRate('0.0000000004')]])).toBe(1n);
     expect(charge([[1, parseRate('0.0000000005')]])).toBe(1n); // half up

@@ -25,7 +25,13 @@ REDIS.describe('redis meter', () => {
     const a = account();
     const results = [];
     for (let i = 0; i < 5; i++) results.push(await meter.hit(a, 3, 60_000));
-    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([[true, 2], [true, 1], [true, 0], [false, 0], [false, 0]]);
+    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
     expect(await redis.get(`${prefix}{${a}}:${WINDOW_START}`)).toBe('5');
   });
 

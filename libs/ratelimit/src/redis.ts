@@ -35,7 +35,9 @@ type WithHit = Redis & { [COMMAND](key: string, ttlMs: number): Promise<[number,
 export function createRedisMeter(urlOrClient: string | Redis, opts: RedisMeterOptions = {}): RateMeter {
   const owned = typeof urlOrClient === 'string';
   // On the request path: fail a hit fast rather than queue it behind a long reconnect.
-  const redis = (owned ? new Redis(urlOrClient, { maxRetriesPerRequest: 2, commandTimeout: 1_000, enableAutoPipelining: true, ...opts.redis }) : urlOrClient) as WithHit;
+  const redis = (
+    owned ? new Redis(urlOrClient, { maxRetriesPerRequest: 2, commandTimeout: 1_000, enableAutoPipelining: true, ...opts.redis }) : urlOrClient
+  ) as WithHit;
   redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: HIT_LUA });
   const prefix = opts.prefix ?? 'rl:';
   const now = opts.now ?? Date.now;

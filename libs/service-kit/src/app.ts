@@ -54,5 +54,10 @@ export function createOpsApp(opts: OpsAppOptions): Express {
 /** The tail of every listener: an unknown path is a 404 in the envelope, and anything thrown becomes the envelope. */
 export function finishApp(app: Express, logger: Logger): void {
   app.use((req, _res, next) => next(new GatewayError('not_found', `No route ${req.method} ${req.path}`)));
-  app.use(errorHandler((req) => String(req.headers[INTERNAL.requestId] ?? ''), (err, req) => logger.error({ err, path: req.path }, 'unhandled error')));
+  app.use(
+    errorHandler(
+      (req) => String(req.headers[INTERNAL.requestId] ?? ''),
+      (err, req) => logger.error({ err, path: req.path }, 'unhandled error'),
+    ),
+  );
 }

@@ -29,13 +29,19 @@ export function createMetrics(): Metrics {
     },
     gauge(name, help, labels, read) {
       if (made.has(name)) return;
-      made.set(name, new client.Gauge({
-        name, help, labelNames: labels, registers: [registry],
-        collect() {
-          this.reset();
-          for (const [l, v] of read()) this.set(l, v);
-        },
-      }));
+      made.set(
+        name,
+        new client.Gauge({
+          name,
+          help,
+          labelNames: labels,
+          registers: [registry],
+          collect() {
+            this.reset();
+            for (const [l, v] of read()) this.set(l, v);
+          },
+        }),
+      );
     },
     histogram(name, help, labels, buckets) {
       if (!made.has(name)) made.set(name, new client.Histogram({ name, help, labelNames: labels, buckets, registers: [registry] }));

@@ -25,7 +25,7 @@ export function runMain(name: string, start: () => Promise<{ stop: () => Promise
     },
     (err: Error) => {
       const isConfig = err?.name === 'ConfigError';
-      process.stderr.write(`${name}: ${isConfig ? err.message : err?.stack ?? String(err)}\n`);
+      process.stderr.write(`${name}: ${isConfig ? err.message : (err?.stack ?? String(err))}\n`);
       process.exit(1);
     },
   );

@@ -15,7 +15,7 @@ if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
   const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
   const entry = process.argv[1] ?? '';
-  const service = process.env.OTEL_SERVICE_NAME ?? (/services[\\/]([^\\/]+)[\\/]/.exec(entry)?.[1] ?? path.basename(entry, path.extname(entry)));
+  const service = process.env.OTEL_SERVICE_NAME ?? /services[\\/]([^\\/]+)[\\/]/.exec(entry)?.[1] ?? path.basename(entry, path.extname(entry));
   process.env.OTEL_SERVICE_NAME = `model-gateway-${service}`;
   const sdk = new NodeSDK({
     traceExporter: new OTLPTraceExporter(),

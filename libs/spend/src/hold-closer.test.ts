@@ -22,7 +22,9 @@ describe('HoldCloser', () => {
 
     // The second process shares nothing with the first but the bus.
     const other = new HoldCloser({ bus: fx.bus, logger: recordingLogger([]) }, holdRecordFromJSON(JSON.parse(stored)));
-    expect(await other.settle({ chargeNano: 1_234n, tokensPrompt: 7, tokensCompletion: 9, finishReason: 'stop' }, { attempts: 1 })).toBe('0.000001234');
+    expect(await other.settle({ chargeNano: 1_234n, tokensPrompt: 7, tokensCompletion: 9, finishReason: 'stop' }, { attempts: 1 })).toBe(
+      '0.000001234',
+    );
     await other.settle({ chargeNano: 9n, tokensPrompt: 0, tokensCompletion: 0, finishReason: null }); // a retry of the job: no second event
 
     await fx.billing.delivered();

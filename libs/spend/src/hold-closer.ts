@@ -83,7 +83,13 @@ export class HoldCloser {
   }
 
   /** A charge above the hold is capped at it, and the upstream's figure kept on the record, never silently. */
-  private async settleAs(usage: Usage, status: UsageRecord['status'], errorCode: string | null, finishReason: string | null, facts: CallFacts): Promise<string> {
+  private async settleAs(
+    usage: Usage,
+    status: UsageRecord['status'],
+    errorCode: string | null,
+    finishReason: string | null,
+    facts: CallFacts,
+  ): Promise<string> {
     const capped = usage.chargeNano > this.record.amountNano;
     const charge = capped ? this.record.amountNano : usage.chargeNano;
     await this.close(

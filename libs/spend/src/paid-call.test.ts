@@ -1,6 +1,16 @@
 import { GatewayError } from '@gateway/errors';
 import { PaidCall } from './paid-call';
-import { answers, failingPublish, fails, fakeUpstream, spendFixture, testContext, type Behaviour, type SpendFixture, type TestModel } from './testing';
+import {
+  answers,
+  failingPublish,
+  fails,
+  fakeUpstream,
+  spendFixture,
+  testContext,
+  type Behaviour,
+  type SpendFixture,
+  type TestModel,
+} from './testing';
 
 const usage = (chargeNano: bigint) => ({ chargeNano, tokensPrompt: 3, tokensCompletion: 4, finishReason: 'stop' });
 
@@ -12,8 +22,18 @@ describe('PaidCall', () => {
   /** Begins a text call on `slugs` holding `worstCase` nano-USD, and runs it against `behaviours`. */
   async function run(slugs: string[], behaviours: Record<string, Behaviour>, opts: { worstCase?: bigint; signal?: AbortSignal } = {}) {
     const upstream = fakeUpstream(behaviours);
-    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs, streamed: false, worstCase: () => opts.worstCase ?? 1_000_000n });
-    const answer = paid.call((_m, ep) => upstream.protocol.chat(ep, { messages: [] }, { signal: opts.signal ?? new AbortController().signal, requestId: paid.record.requestId }), opts.signal);
+    const paid = await PaidCall.begin(fx.deps, {
+      ctx: testContext(),
+      category: 'text',
+      slugs,
+      streamed: false,
+      worstCase: () => opts.worstCase ?? 1_000_000n,
+    });
+    const answer = paid.call(
+      (_m, ep) =>
+        upstream.protocol.chat(ep, { messages: [] }, { signal: opts.signal ?? new AbortController().signal, requestId: paid.record.requestId }),
+      opts.signal,
+    );
     return { paid, answer, upstream, tried: () => upstream.calls.map((c) => c.endpoint) };
   }
 
@@ -24,7 +44,13 @@ describe('PaidCall', () => {
       { id: 'acme/c', endpoints: ['p/c'] },
     ]);
     const worst: Record<string, bigint> = { 'acme/a': 10n, 'acme/b': 30n, 'acme/c': 20n };
-    const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a', 'acme/b', 'acme/c'], streamed: false, worstCase: (m) => worst[m.config.id] });
+    const paid = await PaidCall.begin(fx.deps, {
+      ctx: testContext(),
+      category: 'text',
+      slugs: ['acme/a', 'acme/b', 'acme/c'],
+      streamed: false,
+      worstCase: (m) => worst[m.config.id],
+    });
     expect(fx.billing.requests.map((r) => [r.amountNano, r.model])).toEqual([[30n, 'acme/a']]);
     expect(paid.record.amountNano).toBe(30n);
   });
@@ -35,7 +61,12 @@ describe('PaidCall', () => {
       { id: 'acme/b', endpoints: ['p1/b'] },
     ]);
     fx.circuits.failure('p2/a');
-    const { paid, answer, tried } = await run(['acme/a', 'acme/b'], { 'p1/a': fails(503), 'p2/a': answers('never asked'), 'p3/a': fails(429), 'p1/b': answers('from b') });
+    const { paid, answer, tried } = await run(['acme/a', 'acme/b'], {
+      'p1/a': fails(503),
+      'p2/a': answers('never asked'),
+      'p3/a': fails(429),
+      'p1/b': answers('from b'),
+    });
     const { model, result } = await answer;
     expect(tried()).toEqual(['p1/a', 'p3/a', 'p1/b']);
     expect(model.config.id).toBe('acme/b');
@@ -43,7 +74,9 @@ describe('PaidCall', () => {
 
     await paid.settle(usage(100n));
     await fx.billing.delivered();
-    expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: '100', record: { model: 'acme/b', attempts: 3, fallback_used: true } }]);
+    expect(fx.billing.closes).toMatchObject([
+      { outcome: 'settle', charge_nano: '100', record: { model: 'acme/b', attempts: 3, fallback_used: true } },
+    ]);
   });
 
   it('releases the hold when every upstream failed', async () => {
@@ -51,7 +84,14 @@ describe('PaidCall', () => {
     const { answer, paid } = await run(['acme/a'], { 'p1/a': fails(503), 'p2/a': fails(502) });
     await expect(answer).rejects.toThrow(/Every upstream for this model failed \(2 attempts\); nothing was charged/);
     await fx.billing.delivered();
-    expect(fx.billing.closes).toMatchObject([{ hold_id: paid.record.holdId, outcome: 'release', charge_nano: '0', record: { status: 'failed', error_code: 'upstream_unavailable', attempts: 2 } }]);
+    expect(fx.billing.closes).toMatchObject([
+      {
+        hold_id: paid.record.holdId,
+        outcome: 'release',
+        charge_nano: '0',
+        record: { status: 'failed', error_code: 'upstream_unavailable', attempts: 2 },
+      },
+    ]);
   });
 
   it('releases the hold when no upstream is healthy by the time the call runs', async () => {
@@ -139,7 +179,13 @@ describe('PaidCall', () => {
     await fx.billing.delivered();
     expect(fx.billing.closes).toEqual([]);
     expect(fx.billing.open()).toEqual([paid.record.holdId]);
-    expect(fx.log).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/could not publish hold close/), fields: expect.objectContaining({ holdId: paid.record.holdId }) }));
+    expect(fx.log).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        msg: expect.stringMatching(/could not publish hold close/),
+        fields: expect.objectContaining({ holdId: paid.record.holdId }),
+      }),
+    );
   });
 
   it('refuses before any hold when no candidate is servable', async () => {

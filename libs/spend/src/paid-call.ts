@@ -123,7 +123,10 @@ export class PaidCall {
             throw new GatewayError('invalid_request', `The model refused the request: ${err.message}`);
           }
           this.deps.circuits.failure(endpoint.key);
-          this.deps.logger.warn({ requestId: this.spec.ctx.requestId, endpoint: endpoint.key, kind: err.kind, status: err.status }, 'upstream attempt failed');
+          this.deps.logger.warn(
+            { requestId: this.spec.ctx.requestId, endpoint: endpoint.key, kind: err.kind, status: err.status },
+            'upstream attempt failed',
+          );
           last = err;
         }
       }
@@ -131,7 +134,9 @@ export class PaidCall {
     await this.release('upstream_unavailable');
     throw new GatewayError(
       'upstream_unavailable',
-      last ? `Every upstream for this model failed (${this.attempts} attempt${this.attempts === 1 ? '' : 's'}); nothing was charged` : 'No upstream is healthy for this model right now; nothing was charged',
+      last
+        ? `Every upstream for this model failed (${this.attempts} attempt${this.attempts === 1 ? '' : 's'}); nothing was charged`
+        : 'No upstream is healthy for this model right now; nothing was charged',
     );
   }
 

@@ -120,7 +120,12 @@ export async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
 
 /** The same bus, except that every publish fails, as a broker outage would. */
 export function failingPublish(bus: EventBus): EventBus {
-  return { ...bus, publish: async () => { throw new Error('broker unreachable'); } };
+  return {
+    ...bus,
+    publish: async () => {
+      throw new Error('broker unreachable');
+    },
+  };
 }
 
 export interface LogLine {
@@ -134,7 +139,16 @@ export function recordingLogger(lines: LogLine[]): Logger {
   const at = (level: string) => (a: unknown, b?: unknown) => {
     lines.push(typeof a === 'string' ? { level, msg: a, fields: {} } : { level, msg: String(b ?? ''), fields: (a ?? {}) as Record<string, unknown> });
   };
-  const logger = { level: 'trace', fatal: at('fatal'), error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace'), child: () => logger };
+  const logger = {
+    level: 'trace',
+    fatal: at('fatal'),
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    trace: at('trace'),
+    child: () => logger,
+  };
   return logger as unknown as Logger;
 }
 
@@ -159,12 +173,16 @@ export interface UpstreamCall {
 export type Behaviour = (call: UpstreamCall) => Reply | Promise<Reply>;
 
 /** An endpoint that answers `text`, reporting `usage` when given. */
-export const answers = (text: string, usage?: ChatUsage): Behaviour => () => ({ pieces: [text], usage });
+export const answers =
+  (text: string, usage?: ChatUsage): Behaviour =>
+  () => ({ pieces: [text], usage });
 
 /** An endpoint that refuses with `status` before answering: 5xx and 429 fail over, 400 is the client's fault. */
-export const fails = (status = 503): Behaviour => () => {
-  throw new UpstreamError('status', `fake upstream answered ${status}`, status);
-};
+export const fails =
+  (status = 503): Behaviour =>
+  () => {
+    throw new UpstreamError('status', `fake upstream answered ${status}`, status);
+  };
 
 export interface FakeUpstream {
   protocol: TextProtocol;
@@ -198,7 +216,9 @@ export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstrea
       async chatStream(ep, body, opts): Promise<AsyncIterable<ChatChunk>> {
         const r = await reply(ep, body, opts.signal, true);
         const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null): ChatChunk => ({
-          ...head(ep), object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }],
+          ...head(ep),
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta, finish_reason: finish }],
         });
         return (async function* () {
           yield chunk({ role: 'assistant', content: '' });

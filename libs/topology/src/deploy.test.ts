@@ -29,7 +29,10 @@ const expected: Expected[] = [
 const urlEnvOf = (name: string) => SERVICES.find((s) => s.name === name)!.urlEnv;
 
 type Doc = { kind: string; metadata: { name: string }; spec: any };
-const docsOf = (text: string): Doc[] => YAML.parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
+const docsOf = (text: string): Doc[] =>
+  YAML.parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter(Boolean);
 
 /** What a Deployment and its Service must say for one entry of the table, whichever tool produced them. */
 function expectManifests(docs: Doc[], e: Expected, named: (name: string) => string, peerUrl: (peer: string) => RegExp): void {
@@ -57,12 +60,22 @@ describe('k8s/ manifests follow the service table', () => {
     expect(kustomization.resources).toContain(`${e.name}.yaml`);
     const docs = docsOf(fs.readFileSync(path.join(K8S, `${e.name}.yaml`), 'utf8'));
     const port = (peer: string) => SERVICES.find((s) => s.name === peer)!.port;
-    expectManifests(docs, e, (n) => n, (peer) => new RegExp(`^http://${peer}:${port(peer)}$`));
+    expectManifests(
+      docs,
+      e,
+      (n) => n,
+      (peer) => new RegExp(`^http://${peer}:${port(peer)}$`),
+    );
   });
 
   it('has no Deployment for a service the table does not know', () => {
-    const names = fs.readdirSync(K8S).filter((f) => f.endsWith('.yaml')).flatMap((f) => docsOf(fs.readFileSync(path.join(K8S, f), 'utf8')))
-      .filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name).sort();
+    const names = fs
+      .readdirSync(K8S)
+      .filter((f) => f.endsWith('.yaml'))
+      .flatMap((f) => docsOf(fs.readFileSync(path.join(K8S, f), 'utf8')))
+      .filter((d) => d.kind === 'Deployment')
+      .map((d) => d.metadata.name)
+      .sort();
     expect(names).toEqual(expected.map((e) => e.name).sort());
   });
 });
@@ -99,11 +112,19 @@ describe('the Helm chart follows the service table', () => {
       return false;
     }
   })();
-  (helm ? it : it.skip)(`renders with helm template into the same manifests as the table${helm ? '' : ' (skipped: helm is not installed here)'}`, () => {
-    const out = execFileSync('helm', ['template', 'gw', CHART, '-f', path.join(CHART, 'ci/test-values.yaml')], { encoding: 'utf8' });
-    const docs = docsOf(out);
-    for (const e of expected) {
-      expectManifests(docs, e, (n) => `gw-model-gateway-${n}`, (peer) => new RegExp(`^http://gw-model-gateway-${peer}:\\d+$`));
-    }
-  });
+  (helm ? it : it.skip)(
+    `renders with helm template into the same manifests as the table${helm ? '' : ' (skipped: helm is not installed here)'}`,
+    () => {
+      const out = execFileSync('helm', ['template', 'gw', CHART, '-f', path.join(CHART, 'ci/test-values.yaml')], { encoding: 'utf8' });
+      const docs = docsOf(out);
+      for (const e of expected) {
+        expectManifests(
+          docs,
+          e,
+          (n) => `gw-model-gateway-${n}`,
+          (peer) => new RegExp(`^http://gw-model-gateway-${peer}:\\d+$`),
+        );
+      }
+    },
+  );
 });

@@ -1,1 +1,12 @@
-export { EDGE, METRICS_PORT_OFFSET, SERVICES, SERVICE_NAMES, ADMIN_OWNER, serviceEntry, publicOwner, keyedOwner, type ServiceEntry, type ServiceName } from './services';
+export {
+  EDGE,
+  METRICS_PORT_OFFSET,
+  SERVICES,
+  SERVICE_NAMES,
+  ADMIN_OWNER,
+  serviceEntry,
+  publicOwner,
+  keyedOwner,
+  type ServiceEntry,
+  type ServiceName,
+} from './services';

@@ -1,5 +1,15 @@
 export type {
-  ChatChunk, ChatCompletion, ChatUsage, CallOptions, TextProtocol, EmbeddingProtocol, EmbeddingRequest, EmbeddingResult, RerankProtocol, RerankRequest, RerankResult,
+  ChatChunk,
+  ChatCompletion,
+  ChatUsage,
+  CallOptions,
+  TextProtocol,
+  EmbeddingProtocol,
+  EmbeddingRequest,
+  EmbeddingResult,
+  RerankProtocol,
+  RerankRequest,
+  RerankResult,
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
 export { countTokens, maxTokensOf, warmTokenizer } from './tokens';

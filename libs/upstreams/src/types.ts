@@ -12,7 +12,12 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: number; message: { role: string; content: string | null; [k: string]: unknown }; finish_reason: string | null; [k: string]: unknown }>;
+  choices: Array<{
+    index: number;
+    message: { role: string; content: string | null; [k: string]: unknown };
+    finish_reason: string | null;
+    [k: string]: unknown;
+  }>;
   usage?: ChatUsage;
   [k: string]: unknown;
 }
@@ -22,7 +27,12 @@ export interface ChatChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: { role?: string; content?: string | null; [k: string]: unknown }; finish_reason: string | null; [k: string]: unknown }>;
+  choices: Array<{
+    index: number;
+    delta: { role?: string; content?: string | null; [k: string]: unknown };
+    finish_reason: string | null;
+    [k: string]: unknown;
+  }>;
   usage?: ChatUsage | null;
   [k: string]: unknown;
 }

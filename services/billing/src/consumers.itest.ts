@@ -50,18 +50,28 @@ describeOnEngines('hold-close consumer', (engine) => {
     await expectLedgerInvariants(t.db);
   });
 
-  const publish = (ev: HoldClose, id = `${ev.hold_id}:close`) => bus.publish(TOPICS.holds, { id, type: EVENT_TYPES.holdClose, key: ev.hold_id, data: ev });
+  const publish = (ev: HoldClose, id = `${ev.hold_id}:close`) =>
+    bus.publish(TOPICS.holds, { id, type: EVENT_TYPES.holdClose, key: ev.hold_id, data: ev });
   const logged = (msg: string) => lines.filter((l) => l.msg === msg);
 
   it('a malformed event is dropped and logged, and the next event on its key still applies', async () => {
     const a = await payer(t.db, '1');
     const h = await placeHold(t.ledger, a, '0.5');
-    await bus.publish(TOPICS.holds, { id: 'malformed:1', type: EVENT_TYPES.holdClose, key: h.holdId, data: { hold_id: h.holdId, outcome: 'settle' } });
+    await bus.publish(TOPICS.holds, {
+      id: 'malformed:1',
+      type: EVENT_TYPES.holdClose,
+      key: h.holdId,
+      data: { hold_id: h.holdId, outcome: 'settle' },
+    });
     await publish(closeEvent(h, a, 'settle', '0.2'));
 
     await until(async () => (await holdRow(t.db, h.holdId)).state === 'settled', 'the event behind the malformed one to settle the hold');
     expect(logged('dropping malformed hold event')).toEqual([
-      { level: 'error', fields: expect.objectContaining({ eventId: 'malformed:1', issues: expect.any(Array) }), msg: 'dropping malformed hold event' },
+      {
+        level: 'error',
+        fields: expect.objectContaining({ eventId: 'malformed:1', issues: expect.any(Array) }),
+        msg: 'dropping malformed hold event',
+      },
     ]);
     expect(results).toEqual(['settled']); // the malformed event never reached the ledger
     expect((await figures(t.db, a)).account).toEqual({ usage: '200000000', held: '0', available: '800000000' });
@@ -83,7 +93,10 @@ describeOnEngines('hold-close consumer', (engine) => {
     await until(() => results.length === 2, 'the duplicate to be handled');
 
     expect(results).toEqual(['settled', 'noop']);
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '300000000', held: '0', available: '700000000' }, key: { usage: '300000000', held: '0' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '300000000', held: '0', available: '700000000' },
+      key: { usage: '300000000', held: '0' },
+    });
     expect(await usageRecordsOf(t.db, h.requestId)).toEqual([{ status: 'succeeded', error_code: null, total_cost: '300000000' }]);
   });
 
@@ -96,7 +109,10 @@ describeOnEngines('hold-close consumer', (engine) => {
     await until(() => results.length === 1, 'the redelivery after the lost answer');
     expect(faulty.failures).toBe(1);
     expect(results).toEqual(['noop']); // the first delivery applied it but never heard so
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '300000000', held: '0', available: '700000000' }, key: { usage: '300000000', held: '0' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '300000000', held: '0', available: '700000000' },
+      key: { usage: '300000000', held: '0' },
+    });
   });
 
   it('an event for an unknown hold is logged and applies nothing', async () => {

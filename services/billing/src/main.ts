@@ -26,7 +26,12 @@ runMain('billing', async () => {
   finishApp(app, logger);
   await billing.start();
   const served = await serve(app, {
-    service: 'billing', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    service: 'billing',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics,
     ready: billing.ready,
     onDrained: async () => {
       await billing.stop();

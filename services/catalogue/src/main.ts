@@ -12,7 +12,15 @@ runMain('catalogue', async () => {
   const app = createServiceApp();
   app.use(catalogue.router);
   finishApp(app, logger);
-  const served = await serve(app, { service: 'catalogue', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics: createMetrics(), ready: async () => {} });
+  const served = await serve(app, {
+    service: 'catalogue',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics: createMetrics(),
+    ready: async () => {},
+  });
   logger.info({ port: served.port, metricsPort: served.metricsPort }, 'catalogue listening');
   return { stop: () => served.shutdown(), logger };
 });

@@ -70,4 +70,3 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
   finishApp(app, deps.logger);
   return { app, keys };
 }
-

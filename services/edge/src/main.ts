@@ -14,7 +14,10 @@ runMain('edge', async () => {
   const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the edge'), env.GATEWAY_INTERNAL_TOKEN);
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL) : createMemoryMeter();
-  const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, proxyTo(serviceUrl(env, name, 'the edge'))])) as Record<ServiceName, ReturnType<typeof proxyTo>>;
+  const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, proxyTo(serviceUrl(env, name, 'the edge'))])) as Record<
+    ServiceName,
+    ReturnType<typeof proxyTo>
+  >;
   const metrics = createMetrics();
   const { app } = createEdge({
     billing,
@@ -28,7 +31,12 @@ runMain('edge', async () => {
     trustProxy: env.TRUST_PROXY,
   });
   const served = await serve(app, {
-    service: 'edge', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    service: 'edge',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics,
     ready: () => billing.ping(),
     onDrained: async () => {
       await meter.close();

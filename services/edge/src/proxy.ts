@@ -27,7 +27,9 @@ export function proxyTo(target: string): RequestHandler {
       },
       error(_err, req, res) {
         const id = String((req.headers as Record<string, unknown>)[INTERNAL.requestId] ?? '');
-        const body = JSON.stringify(errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id));
+        const body = JSON.stringify(
+          errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id),
+        );
         if ('writeHead' in res && !res.headersSent) {
           res.writeHead(503, { 'content-type': 'application/json' });
           res.end(body);

@@ -28,7 +28,12 @@ export interface EmbeddedGateway {
  * the environment: PGlite, in-memory bus and meter by default; PostgreSQL, Redis or Kafka when configured.
  * `dataDir: undefined` keeps the database in memory (tests).
  */
-export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logger: Logger, opts: { dataDir?: string } = {}): Promise<EmbeddedGateway> {
+export async function startEmbedded(
+  env: GatewayEnv,
+  config: GatewayConfig,
+  logger: Logger,
+  opts: { dataDir?: string } = {},
+): Promise<EmbeddedGateway> {
   const metrics = createMetrics();
   const registry = buildRegistry(config);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
@@ -37,11 +42,18 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
 
   let keys: KeyCache | undefined;
   const billing = await createBillingService({
-    db: billingDb, bus, config, logger: logger.child({ service: 'billing' }), adminToken: env.GATEWAY_ADMIN_TOKEN,
+    db: billingDb,
+    bus,
+    config,
+    logger: logger.child({ service: 'billing' }),
+    adminToken: env.GATEWAY_ADMIN_TOKEN,
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
   });
   const demo = await ensureDemoAccount(billingDb);
-  const text = createTextService({ registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics }, { maxRequestBody: config.limits.max_request_body });
+  const text = createTextService(
+    { registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics },
+    { maxRequestBody: config.limits.max_request_body },
+  );
   const catalogue = createCatalogueService(registry);
   const edge = createEdge({
     billing: billing.port,
@@ -58,7 +70,12 @@ export async function startEmbedded(env: GatewayEnv, config: GatewayConfig, logg
   await billing.start();
 
   const served = await serve(edge.app, {
-    service: 'gateway', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    service: 'gateway',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics,
     ready: billing.ready,
     onDrained: async () => {
       // The bus first: it delivers the settles still queued while billing is still consuming them.

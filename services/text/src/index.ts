@@ -19,7 +19,10 @@ export function createTextService(deps: SpendDeps, opts: { maxRequestBody: strin
   router.use(express.json({ limit: opts.maxRequestBody }));
   const protocols = createProtocols();
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
-    deps.circuits.snapshot().filter((c) => c.state !== 'closed').map((c) => [{ endpoint: c.endpoint }, c.state === 'open' ? 1 : 0.5]),
+    deps.circuits
+      .snapshot()
+      .filter((c) => c.state !== 'closed')
+      .map((c) => [{ endpoint: c.endpoint }, c.state === 'open' ? 1 : 0.5]),
   );
   const textDeps = { ...deps, protocolOf: protocols.text };
   mountChatCompletions(router, textDeps);

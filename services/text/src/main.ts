@@ -16,14 +16,22 @@ runMain('text', async () => {
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   warmTokenizer();
   const metrics = createMetrics();
-  const text = createTextService({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics }, { maxRequestBody: config.limits.max_request_body });
+  const text = createTextService(
+    { registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics },
+    { maxRequestBody: config.limits.max_request_body },
+  );
 
   const app = createServiceApp();
   app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
   app.use(text.router);
   finishApp(app, logger);
   const served = await serve(app, {
-    service: 'text', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger, metrics,
+    service: 'text',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics,
     ready: async () => {
       await billing.ping();
       await bus.ping();

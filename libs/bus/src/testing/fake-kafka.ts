@@ -84,7 +84,15 @@ export class FakeConsumer implements KafkaConsumer {
 
   /** The group (re)joined: the first join, or a rebalance. */
   joinGroup(): void {
-    const payload = { duration: 0, groupId: this.config.groupId, isLeader: true, leaderId: 'm1', groupProtocol: 'RoundRobin', memberId: 'm1', memberAssignment: {} };
+    const payload = {
+      duration: 0,
+      groupId: this.config.groupId,
+      isLeader: true,
+      leaderId: 'm1',
+      groupProtocol: 'RoundRobin',
+      memberId: 'm1',
+      memberAssignment: {},
+    };
     for (const l of [...this.joinListeners]) l({ id: 'join', type: this.events.GROUP_JOIN, timestamp: Date.now(), payload });
   }
 
@@ -97,7 +105,11 @@ export class FakeConsumer implements KafkaConsumer {
    * Hands one message to eachMessage until it resolves, at most `times` times. A message that comes back later
    * (after a rebalance, say) is the same `offset` delivered again; without one, each call is a new message.
    */
-  async deliver(topic: string, message: Pick<Message, 'key' | 'value' | 'headers'>, opts: { times?: number; offset?: string; partition?: number } = {}): Promise<Delivery> {
+  async deliver(
+    topic: string,
+    message: Pick<Message, 'key' | 'value' | 'headers'>,
+    opts: { times?: number; offset?: string; partition?: number } = {},
+  ): Promise<Delivery> {
     if (!this.eachMessage) throw new Error('fake: run() has not been called');
     const { times = 100, offset = String(this.nextOffset++), partition = 0 } = opts;
     const received = asReceived(message, offset);
@@ -176,7 +188,9 @@ export class FakeKafka implements KafkaClient {
       connect: async () => void (this.adminConnected = true),
       disconnect: async () => void (this.adminConnected = false),
       createTopics: async ({ topics }) => (this.createdTopics.push(...topics), true),
-      describeCluster: async () => (this.clusterDescribed++, { brokers: [{ nodeId: 1, host: 'fake', port: 9092 }], controller: 1, clusterId: 'fake' }),
+      describeCluster: async () => (
+        this.clusterDescribed++, { brokers: [{ nodeId: 1, host: 'fake', port: 9092 }], controller: 1, clusterId: 'fake' }
+      ),
     };
   }
 }

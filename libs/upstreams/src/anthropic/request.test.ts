@@ -3,16 +3,25 @@ import { DEFAULT_MAX_TOKENS, toMessagesRequest } from './request';
 
 describe('chat body → message-API request', () => {
   it('lifts system turns into `system`, keeps plain turns as strings and sets the upstream model', () => {
-    const out = toMessagesRequest({
-      model: 'gateway/slug',
-      messages: [
-        { role: 'system', content: 'Be brief.' },
-        { role: 'developer', content: [{ type: 'text', text: 'No emoji.' }] },
-        { role: 'user', content: 'Hi' },
-      ],
+    const out = toMessagesRequest(
+      {
+        model: 'gateway/slug',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'developer', content: [{ type: 'text', text: 'No emoji.' }] },
+          { role: 'user', content: 'Hi' },
+        ],
+        max_tokens: 50,
+      },
+      'claude-x',
+    );
+    expect(out).toEqual({
+      model: 'claude-x',
+      system: 'Be brief.\nNo emoji.',
+      messages: [{ role: 'user', content: 'Hi' }],
       max_tokens: 50,
-    }, 'claude-x');
-    expect(out).toEqual({ model: 'claude-x', system: 'Be brief.\nNo emoji.', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50, stream: false });
+      stream: false,
+    });
   });
 
   it('fills the required max_tokens and accepts max_completion_tokens', () => {
@@ -21,46 +30,85 @@ describe('chat body → message-API request', () => {
   });
 
   it('carries sampling, stop and user; drops fields the message API would refuse', () => {
-    const out = toMessagesRequest({
-      messages: [{ role: 'user', content: 'x' }], max_tokens: 5, stop: 'END', temperature: 0.2, top_p: 0.9, top_k: 40, user: 'u-1',
-      seed: 42, logit_bias: {}, stream_options: { include_usage: true }, n: 1,
-    }, 'm');
+    const out = toMessagesRequest(
+      {
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 5,
+        stop: 'END',
+        temperature: 0.2,
+        top_p: 0.9,
+        top_k: 40,
+        user: 'u-1',
+        seed: 42,
+        logit_bias: {},
+        stream_options: { include_usage: true },
+        n: 1,
+      },
+      'm',
+    );
     expect(out).toEqual({
-      model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 5, stop_sequences: ['END'], temperature: 0.2, top_p: 0.9, top_k: 40,
-      metadata: { user_id: 'u-1' }, stream: false,
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 5,
+      stop_sequences: ['END'],
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 40,
+      metadata: { user_id: 'u-1' },
+      stream: false,
     });
   });
 
   it('translates tools, tool_calls and tool answers, merging the answers into one user turn', () => {
-    const out = toMessagesRequest({
-      messages: [
-        { role: 'user', content: 'Weather in Paris and Rome?' },
-        { role: 'assistant', content: 'Checking.', tool_calls: [
-          { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
-          { id: 'call_2', type: 'function', function: { name: 'weather', arguments: 'not json' } },
-        ] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
-        { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: 'rain' }] },
-        { role: 'user', content: 'Thanks' },
-      ],
-      tools: [{ type: 'function', function: { name: 'weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
-      tool_choice: { type: 'function', function: { name: 'weather' } },
-      parallel_tool_calls: false,
-    }, 'm');
+    const out = toMessagesRequest(
+      {
+        messages: [
+          { role: 'user', content: 'Weather in Paris and Rome?' },
+          {
+            role: 'assistant',
+            content: 'Checking.',
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+              { id: 'call_2', type: 'function', function: { name: 'weather', arguments: 'not json' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+          { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: 'rain' }] },
+          { role: 'user', content: 'Thanks' },
+        ],
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+          },
+        ],
+        tool_choice: { type: 'function', function: { name: 'weather' } },
+        parallel_tool_calls: false,
+      },
+      'm',
+    );
     expect(out.messages).toEqual([
       { role: 'user', content: 'Weather in Paris and Rome?' },
-      { role: 'assistant', content: [
-        { type: 'text', text: 'Checking.' },
-        { type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Paris' } },
-        { type: 'tool_use', id: 'call_2', name: 'weather', input: {} },
-      ] },
-      { role: 'user', content: [
-        { type: 'tool_result', tool_use_id: 'call_1', content: 'sunny' },
-        { type: 'tool_result', tool_use_id: 'call_2', content: 'rain' },
-        { type: 'text', text: 'Thanks' },
-      ] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Paris' } },
+          { type: 'tool_use', id: 'call_2', name: 'weather', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1', content: 'sunny' },
+          { type: 'tool_result', tool_use_id: 'call_2', content: 'rain' },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
     ]);
-    expect(out.tools).toEqual([{ name: 'weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }]);
+    expect(out.tools).toEqual([
+      { name: 'weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ]);
     expect(out.tool_choice).toEqual({ type: 'tool', name: 'weather', disable_parallel_tool_use: true });
   });
 
@@ -71,7 +119,15 @@ describe('chat body → message-API request', () => {
     [undefined, false, { type: 'auto', disable_parallel_tool_use: true }],
     [undefined, undefined, undefined],
   ])('tool_choice %p (parallel %p) → %p', (choice, parallel, expected) => {
-    const out = toMessagesRequest({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: choice, parallel_tool_calls: parallel }, 'm');
+    const out = toMessagesRequest(
+      {
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: choice,
+        parallel_tool_calls: parallel,
+      },
+      'm',
+    );
     expect(out.tool_choice).toEqual(expected);
     expect(out.tools).toEqual([{ name: 'f', input_schema: { type: 'object', properties: {} } }]);
   });
@@ -81,11 +137,21 @@ describe('chat body → message-API request', () => {
   });
 
   it('turns image parts into image blocks, base64 or url', () => {
-    const out = toMessagesRequest({ messages: [{ role: 'user', content: [
-      { type: 'text', text: 'What is this?' },
-      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
-      { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
-    ] }] }, 'm');
+    const out = toMessagesRequest(
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+            ],
+          },
+        ],
+      },
+      'm',
+    );
     expect(out.messages[0].content).toEqual([
       { type: 'text', text: 'What is this?' },
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },

@@ -99,11 +99,14 @@ function toolChoiceOf(choice: unknown, parallel: unknown): ToolChoice | undefine
  */
 export function toMessagesRequest(body: Record<string, unknown>, upstreamModel: string, maxOutputTokens?: number): MessagesRequest {
   const messages = (body.messages as ChatMessage[] | undefined) ?? [];
-  const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n');
+  const system = messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .join('\n');
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : undefined;
   const tools = Array.isArray(body.tools)
-    ? (body.tools as Array<{ type?: string; function?: { name: string; description?: string; parameters?: unknown } }>)
-        .flatMap(({ type, function: fn }) =>
+    ? (body.tools as Array<{ type?: string; function?: { name: string; description?: string; parameters?: unknown } }>).flatMap(
+        ({ type, function: fn }) =>
           type === 'function' && fn
             ? [
                 {
@@ -113,7 +116,7 @@ export function toMessagesRequest(body: Record<string, unknown>, upstreamModel: 
                 },
               ]
             : [],
-        )
+      )
     : undefined;
   const toolChoice = tools?.length ? toolChoiceOf(body.tool_choice, body.parallel_tool_calls) : undefined;
   const maxTokens = (body.max_tokens ?? body.max_completion_tokens ?? maxOutputTokens ?? DEFAULT_MAX_TOKENS) as number;

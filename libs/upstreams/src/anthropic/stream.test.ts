@@ -16,7 +16,19 @@ async function collect(events: unknown[]): Promise<{ chunks: ChatChunk[]; error?
   }
 }
 
-const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'claude-x', stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } };
+const start = {
+  type: 'message_start',
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    content: [],
+    model: 'claude-x',
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 9, output_tokens: 1 },
+  },
+};
 
 describe('message-API stream → chat chunks', () => {
   it('translates text, tool use, the finish and the usage', async () => {
@@ -44,11 +56,20 @@ describe('message-API stream → chat chunks', () => {
       null,
     ]);
     expect(chunks[5].choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks[6]).toMatchObject({ id: 'msg_1', model: 'claude-x', choices: [], usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 } });
+    expect(chunks[6]).toMatchObject({
+      id: 'msg_1',
+      model: 'claude-x',
+      choices: [],
+      usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 },
+    });
   });
 
   it('reports which stop sequence ended the answer', async () => {
-    const { chunks } = await collect([start, { type: 'message_delta', delta: { stop_reason: 'stop_sequence', stop_sequence: 'END' }, usage: { output_tokens: 1 } }, { type: 'message_stop' }]);
+    const { chunks } = await collect([
+      start,
+      { type: 'message_delta', delta: { stop_reason: 'stop_sequence', stop_sequence: 'END' }, usage: { output_tokens: 1 } },
+      { type: 'message_stop' },
+    ]);
     expect(chunks[1].choices[0]).toMatchObject({ finish_reason: 'stop', stop_sequence: 'END' });
   });
 

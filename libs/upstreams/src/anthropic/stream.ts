@@ -27,7 +27,11 @@ export async function* toChatChunks(payloads: AsyncIterable<string>): AsyncGener
   // Upstream block index → tool call index; blocks the gateway does not translate (thinking...) have no entry.
   const toolIndex = new Map<number, number>();
   const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null, extra: Record<string, unknown> = {}): ChatChunk => ({
-    id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
   });
 
   for await (const payload of payloads) {

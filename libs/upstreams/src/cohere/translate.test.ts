@@ -2,12 +2,24 @@ import { cohereRerankBody, readCohereRerank } from './translate';
 
 describe('cohere rerank translation', () => {
   it('asks for every document unless told, never for the documents back', () => {
-    expect(cohereRerankBody({ query: 'q', documents: ['a', 'b', 'c'] })).toEqual({ query: 'q', documents: ['a', 'b', 'c'], top_n: 3, return_documents: false });
+    expect(cohereRerankBody({ query: 'q', documents: ['a', 'b', 'c'] })).toEqual({
+      query: 'q',
+      documents: ['a', 'b', 'c'],
+      top_n: 3,
+      return_documents: false,
+    });
     expect(cohereRerankBody({ query: 'q', documents: ['a', 'b'], top_n: 1 })).toMatchObject({ top_n: 1 });
   });
 
   it('reads results and search units; no token figure when Cohere gives none', () => {
-    const answer = { id: 'x', results: [{ index: 1, relevance_score: 0.8 }, { index: 0, relevance_score: 0.2 }], meta: { billed_units: { search_units: 1 } } };
+    const answer = {
+      id: 'x',
+      results: [
+        { index: 1, relevance_score: 0.8 },
+        { index: 0, relevance_score: 0.2 },
+      ],
+      meta: { billed_units: { search_units: 1 } },
+    };
     expect(readCohereRerank(answer, 2)).toEqual({ results: answer.results, usage: { search_units: 1 } });
   });
 
@@ -20,7 +32,15 @@ describe('cohere rerank translation', () => {
   it.each([
     ['no results', {}],
     ['an index past the documents', { results: [{ index: 2, relevance_score: 1 }] }],
-    ['a repeated index', { results: [{ index: 0, relevance_score: 1 }, { index: 0, relevance_score: 0.5 }] }],
+    [
+      'a repeated index',
+      {
+        results: [
+          { index: 0, relevance_score: 1 },
+          { index: 0, relevance_score: 0.5 },
+        ],
+      },
+    ],
     ['a score that is not a number', { results: [{ index: 0, relevance_score: '1' }] }],
     ['a fractional index', { results: [{ index: 0.5, relevance_score: 1 }] }],
   ])('treats %s as a protocol failure (fails over)', (_name, answer) => {

@@ -30,7 +30,8 @@ export function readCohereRerank(json: unknown, documents: number): RerankResult
     if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= documents || seen.has(index)) {
       throw new UpstreamError('protocol', `upstream rerank answer has a bad index: ${JSON.stringify(index)}`);
     }
-    if (typeof score !== 'number' || !Number.isFinite(score)) throw new UpstreamError('protocol', `upstream rerank answer has a bad score at index ${index}`);
+    if (typeof score !== 'number' || !Number.isFinite(score))
+      throw new UpstreamError('protocol', `upstream rerank answer has a bad score at index ${index}`);
     seen.add(index);
     return { index, relevance_score: score };
   });

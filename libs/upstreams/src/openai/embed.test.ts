@@ -2,8 +2,20 @@ import { readEmbeddings } from './embed';
 
 describe('openai embeddings answer', () => {
   it('orders vectors by index and keeps the reported prompt tokens', () => {
-    const json = { data: [{ index: 1, embedding: [0.5] }, { index: 0, embedding: [0.25] }], usage: { prompt_tokens: 4 } };
-    expect(readEmbeddings(json, 2)).toEqual({ data: [{ index: 0, embedding: [0.25] }, { index: 1, embedding: [0.5] }], usage: { prompt_tokens: 4 } });
+    const json = {
+      data: [
+        { index: 1, embedding: [0.5] },
+        { index: 0, embedding: [0.25] },
+      ],
+      usage: { prompt_tokens: 4 },
+    };
+    expect(readEmbeddings(json, 2)).toEqual({
+      data: [
+        { index: 0, embedding: [0.25] },
+        { index: 1, embedding: [0.5] },
+      ],
+      usage: { prompt_tokens: 4 },
+    });
   });
 
   it('decodes a base64 answer (little-endian float32) and leaves usage out when none was reported', () => {
@@ -16,9 +28,33 @@ describe('openai embeddings answer', () => {
   it.each([
     ['too few vectors', { data: [{ index: 0, embedding: [1] }] }],
     ['no data', {}],
-    ['a repeated index', { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [1] }] }],
-    ['a non-numeric component', { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: ['x'] }] }],
-    ['an empty vector', { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [] }] }],
+    [
+      'a repeated index',
+      {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 0, embedding: [1] },
+        ],
+      },
+    ],
+    [
+      'a non-numeric component',
+      {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 1, embedding: ['x'] },
+        ],
+      },
+    ],
+    [
+      'an empty vector',
+      {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 1, embedding: [] },
+        ],
+      },
+    ],
   ])('treats %s as a protocol failure (fails over)', (_name, json) => {
     expect(() => readEmbeddings(json, 2)).toThrow(expect.objectContaining({ kind: 'protocol', clientFault: false }));
   });

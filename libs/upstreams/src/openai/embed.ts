@@ -47,7 +47,10 @@ export function readEmbeddings(json: unknown, inputs: number): EmbeddingResult {
     out[index] = { index, embedding };
   }
   const reported = (json as { usage?: { prompt_tokens?: unknown } }).usage?.prompt_tokens;
-  return { data: out, ...(typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? { usage: { prompt_tokens: reported } } : {}) };
+  return {
+    data: out,
+    ...(typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? { usage: { prompt_tokens: reported } } : {}),
+  };
 }
 
 function fromBase64Float32(b64: string): number[] | undefined {

@@ -34,7 +34,11 @@ describe('simulated rerank', () => {
   it('scores by word overlap and answers in relevance order with request indexes', async () => {
     expect(overlapScore('red apple', 'a red apple')).toBeCloseTo(2 / Math.sqrt(6));
     expect(overlapScore('red apple', 'blue sky')).toBe(0);
-    const { results, usage } = await simulatedRerank(ep, { query: 'red apple pie', documents: ['blue sky', 'apple pie recipe', 'red apple pie'], top_n: 2 }, opts);
+    const { results, usage } = await simulatedRerank(
+      ep,
+      { query: 'red apple pie', documents: ['blue sky', 'apple pie recipe', 'red apple pie'], top_n: 2 },
+      opts,
+    );
     expect(results.map((r) => r.index)).toEqual([2, 1]);
     expect(results[0].relevance_score).toBeCloseTo(1);
     expect(usage).toBeUndefined();

@@ -15,7 +15,11 @@ export function simulatedVector(seed: string, dimensions: number): number[] {
   const raw: number[] = new Array(dimensions);
   let block = Buffer.alloc(0);
   for (let i = 0; i < dimensions; i++) {
-    if (i % 8 === 0) block = crypto.createHash('sha256').update(`${seed}\u0000${i / 8}`).digest();
+    if (i % 8 === 0)
+      block = crypto
+        .createHash('sha256')
+        .update(`${seed}\u0000${i / 8}`)
+        .digest();
     raw[i] = block.readUInt32LE((i % 8) * 4) / 2 ** 31 - 1;
   }
   const norm = Math.sqrt(raw.reduce((s, x) => s + x * x, 0)) || 1;

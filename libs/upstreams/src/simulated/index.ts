@@ -23,7 +23,8 @@ function compose(ep: ResolvedEndpoint, body: Record<string, unknown>) {
   const digest = crypto.createHash('sha256').update(JSON.stringify(messages)).digest('hex').slice(0, 8);
   const echo = WORDS(contentText(lastUser?.content)).slice(0, 24).join(' ');
   const reply = WORDS(`This is a simulated reply from ${ep.upstreamModel} (${digest}). You said: ${echo || '(nothing)'}`);
-  const max = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : Infinity;
+  const max =
+    typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : Infinity;
   const words = reply.slice(0, Math.max(0, Math.min(reply.length, max)));
   return { promptTokens, words, finish: words.length < reply.length ? 'length' : 'stop', id: `sim-${digest}` };
 }
@@ -46,14 +47,24 @@ export function createSimulatedProtocol(): TextProtocol & EmbeddingProtocol & Re
       const { promptTokens, words, finish, id } = compose(ep, body);
       const created = Math.floor(Date.now() / 1000);
       const chunk = (delta: ChatChunk['choices'][number]['delta'], finish_reason: string | null): ChatChunk => ({
-        id, object: 'chat.completion.chunk', created, model: ep.upstreamModel, choices: [{ index: 0, delta, finish_reason }],
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: ep.upstreamModel,
+        choices: [{ index: 0, delta, finish_reason }],
       });
       return (async function* () {
         yield chunk({ role: 'assistant', content: '' }, null);
         for (let i = 0; i < words.length; i++) yield chunk({ content: (i ? ' ' : '') + words[i] }, null);
         yield chunk({}, finish);
-        yield { id, object: 'chat.completion.chunk', created, model: ep.upstreamModel, choices: [],
-          usage: { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length } };
+        yield {
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model: ep.upstreamModel,
+          choices: [],
+          usage: { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length },
+        };
       })();
     },
     embed: simulatedEmbed,

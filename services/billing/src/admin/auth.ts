@@ -11,9 +11,10 @@ import { hashSecret, newAdminToken } from '../ledger/ids';
 export async function resolveAdminToken(db: Db, fromEnv: string | undefined): Promise<{ hash: string; generated?: string }> {
   if (fromEnv) return { hash: hashSecret(fromEnv) };
   const candidate = newAdminToken();
-  const inserted = await db.query(`INSERT INTO settings (name, value) VALUES ('admin_token_sha256', $1) ON CONFLICT (name) DO NOTHING RETURNING name`, [
-    hashSecret(candidate),
-  ]);
+  const inserted = await db.query(
+    `INSERT INTO settings (name, value) VALUES ('admin_token_sha256', $1) ON CONFLICT (name) DO NOTHING RETURNING name`,
+    [hashSecret(candidate)],
+  );
   if (inserted.length > 0) return { hash: hashSecret(candidate), generated: candidate };
   const [row] = await db.query<{ value: string }>(`SELECT value FROM settings WHERE name = 'admin_token_sha256'`);
   return { hash: row.value };

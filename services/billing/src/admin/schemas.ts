@@ -20,6 +20,9 @@ export const creditsBody = z.strictObject({ amount: usdAmount });
 
 export const createKeyBody = z.strictObject({
   label: z.string().max(200).optional(),
-  limit: usdAmount.refine((v) => Number(v) >= 0, 'must not be negative').nullable().optional(),
+  limit: usdAmount
+    .refine((v) => Number(v) >= 0, 'must not be negative')
+    .nullable()
+    .optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
 });

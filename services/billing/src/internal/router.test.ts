@@ -7,7 +7,15 @@ import { internalRouter } from './router';
 
 const identity: KeyIdentity = { accountId: 'acct_1', keyId: 'key_1', rateLimit: { requests: 60, intervalMs: 60_000 } };
 const placed: Hold = { holdId: 'hold_1', amountNano: 9_007_199_254_740_993n, expiresAt: '2030-01-01T00:00:00.000Z' }; // above 2^53: exact or broken
-const request: HoldRequest = { accountId: 'acct_1', keyId: 'key_1', requestId: 'req_1', amountNano: 9_007_199_254_740_993n, model: 'm/x', idempotencyKey: 'idem', ttlMs: 60_000 };
+const request: HoldRequest = {
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  requestId: 'req_1',
+  amountNano: 9_007_199_254_740_993n,
+  model: 'm/x',
+  idempotencyKey: 'idem',
+  ttlMs: 60_000,
+};
 
 /** Billing's internal router over a recording port, and the fleet's client pointed at it: both ends of one contract. */
 describe('internal API: server and client on one contract', () => {
@@ -26,7 +34,9 @@ describe('internal API: server and client on one contract', () => {
   let client: ReturnType<typeof createBillingHttpClient>;
 
   beforeAll(async () => {
-    const app = express().use(internalRouter(port, 'a-token-of-sixteen-chars')).use(errorHandler(() => ''));
+    const app = express()
+      .use(internalRouter(port, 'a-token-of-sixteen-chars'))
+      .use(errorHandler(() => ''));
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

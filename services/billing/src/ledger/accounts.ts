@@ -20,7 +20,14 @@ export async function createAccount(db: Db, credits: bigint, settings: AccountSe
     await tx.query(
       `INSERT INTO accounts (id, total_credits, rate_limit_requests, rate_limit_interval, job_concurrency, is_demo)
        VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, credits.toString(), settings.rate_limit?.requests ?? null, settings.rate_limit?.interval ?? null, settings.job_concurrency ?? null, opts.demo ?? false],
+      [
+        id,
+        credits.toString(),
+        settings.rate_limit?.requests ?? null,
+        settings.rate_limit?.interval ?? null,
+        settings.job_concurrency ?? null,
+        opts.demo ?? false,
+      ],
     );
     if (credits !== 0n) await tx.query('INSERT INTO credit_entries (account_id, amount) VALUES ($1, $2)', [id, credits.toString()]);
   });

@@ -8,7 +8,10 @@ describe('batched', () => {
       await new Promise((r) => setTimeout(r, 5));
       return items.map((i) => i * 2);
     };
-    const call = batched(many, async (i: number) => { sizes.push(1); return i * 2; });
+    const call = batched(many, async (i: number) => {
+      sizes.push(1);
+      return i * 2;
+    });
     const out = await Promise.all(Array.from({ length: 20 }, (_, i) => call(i)));
     expect(out).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
     expect(sizes.length).toBeLessThan(20);
@@ -16,8 +19,13 @@ describe('batched', () => {
 
   it('retries each call alone when a batch fails, so one bad call fails only itself', async () => {
     const call = batched(
-      async () => { throw new Error('batch failed'); },
-      async (i: number) => { if (i === 3) throw new Error('bad 3'); return i; },
+      async () => {
+        throw new Error('batch failed');
+      },
+      async (i: number) => {
+        if (i === 3) throw new Error('bad 3');
+        return i;
+      },
     );
     const out = await Promise.allSettled([1, 2, 3, 4].map((i) => call(i)));
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);

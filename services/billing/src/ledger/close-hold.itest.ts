@@ -50,7 +50,10 @@ describeOnEngines('close_hold', (engine) => {
     const other = await placeHold(t.ledger, a, '0.5');
     // The key has 1 - 0.5 held = 0.5 of room; the account has plenty, so only the cap refuses the 0.6.
     expect(await t.ledger.closeHold(closeEvent(late, a, 'settle', '0.6'))).toEqual({ result: 'late_dropped', charged: 0n });
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '0', held: '500000000', available: '9500000000' }, key: { usage: '0', held: '500000000' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '0', held: '500000000', available: '9500000000' },
+      key: { usage: '0', held: '500000000' },
+    });
     expect(await usageRecordsOf(t.db, late.requestId)).toEqual([{ status: 'succeeded', error_code: null, total_cost: '0' }]);
     await t.ledger.closeHold(closeEvent(other, a, 'release', '0'));
   });
@@ -72,7 +75,10 @@ describeOnEngines('close_hold', (engine) => {
     const other = await placeHold(t.ledger, a, '0.9');
     // The key's cap lets 0.3 through, the account has only 0.1 available: the key's usage must not keep it.
     expect(await t.ledger.closeHold(closeEvent(late, a, 'settle', '0.3'))).toEqual({ result: 'late_dropped', charged: 0n });
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '0', held: '900000000', available: '100000000' }, key: { usage: '0', held: '900000000' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '0', held: '900000000', available: '100000000' },
+      key: { usage: '0', held: '900000000' },
+    });
     expect(await t.ledger.closeHold(closeEvent(other, a, 'release', '0'))).toEqual({ result: 'released', charged: 0n });
     expect(await figures(t.db, a)).toEqual({ account: { usage: '0', held: '0', available: '1000000000' }, key: { usage: '0', held: '0' } });
   });

@@ -32,7 +32,10 @@ describeOnEngines('expire_holds', (engine) => {
     const before = await figures(t.db, a);
     // The request ran, but its settle or release never reached the bus: nothing will ever close this hold.
     const lost = await placeHold(t.ledger, a, '0.5', { ttlMs: 1 });
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '0', held: '500000000', available: '500000000' }, key: { usage: '0', held: '500000000' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '0', held: '500000000', available: '500000000' },
+      key: { usage: '0', held: '500000000' },
+    });
     await expect(placeHold(t.ledger, a, '0.5')).rejects.toMatchObject({ code: 'insufficient_credits' });
 
     await until(() => pastExpiry(t.db, lost.holdId), 'the lost hold to pass its expiry');

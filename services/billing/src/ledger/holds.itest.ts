@@ -33,7 +33,10 @@ describeOnEngines('ledger holds', (engine) => {
     expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.2'))).toEqual({ result: 'settled', charged: 200_000_000n });
     expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.2'))).toEqual({ result: 'noop', charged: 200_000_000n });
     expect(await t.ledger.closeHold(closeEvent(h, a, 'release', '0'))).toEqual({ result: 'noop', charged: 200_000_000n });
-    expect(await figures(t.db, a)).toEqual({ account: { usage: '200000000', held: '0', available: '800000000' }, key: { usage: '200000000', held: '0' } });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '200000000', held: '0', available: '800000000' },
+      key: { usage: '200000000', held: '0' },
+    });
   });
 
   it('caps a charge above the hold at the hold', async () => {

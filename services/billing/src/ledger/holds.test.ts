@@ -13,7 +13,15 @@ type Mangle = (rows: Answer[]) => Answer[];
  */
 function fakeLedgerDb(mangle: Mangle) {
   const calls: ('many' | 'one')[] = [];
-  const place = (id: string, amount: string) => ({ outcome: 'placed', hold_id: id, amount, expires_at: '2030-01-01T00:00:00.000Z', balance: null, held: null, key_room: null });
+  const place = (id: string, amount: string) => ({
+    outcome: 'placed',
+    hold_id: id,
+    amount,
+    expires_at: '2030-01-01T00:00:00.000Z',
+    balance: null,
+    held: null,
+    key_room: null,
+  });
   const close = (charge: string) => ({ result: 'settled', charged: charge });
   const db = {
     kind: 'pglite',
@@ -30,7 +38,14 @@ function fakeLedgerDb(mangle: Mangle) {
   return { db, calls };
 }
 
-const request = (n: number) => ({ accountId: 'acct', keyId: 'key', requestId: `req_${n}`, amountNano: parseUsd(`0.${n}`), model: 'm/x', ttlMs: 60_000 });
+const request = (n: number) => ({
+  accountId: 'acct',
+  keyId: 'key',
+  requestId: `req_${n}`,
+  amountNano: parseUsd(`0.${n}`),
+  model: 'm/x',
+  ttlMs: 60_000,
+});
 
 describe('ledger batches on a single-connection database', () => {
   it('a well-formed batch answer is used as it is: one statement for all', async () => {
@@ -59,7 +74,9 @@ describe('ledger batches on a single-connection database', () => {
     const ledger = createLedger(db);
     const who = { accountId: 'acct', keyId: 'key' };
     const closes = await Promise.all(
-      ['0.1', '0.2', '0.3'].map((charge, n) => ledger.closeHold(closeEvent({ holdId: `hold_${n}`, requestId: `req_${n}`, amountNano: 0n, expiresAt: '' }, who, 'settle', charge))),
+      ['0.1', '0.2', '0.3'].map((charge, n) =>
+        ledger.closeHold(closeEvent({ holdId: `hold_${n}`, requestId: `req_${n}`, amountNano: 0n, expiresAt: '' }, who, 'settle', charge)),
+      ),
     );
     expect(closes).toEqual([parseUsd('0.1'), parseUsd('0.2'), parseUsd('0.3')].map((charged) => ({ result: 'settled', charged })));
     expect(calls).toEqual(['many', 'one', 'one', 'one']);

@@ -44,7 +44,17 @@ export function createLedger(db: Db): Ledger {
   const place =
     db.kind === 'pglite'
       ? batched<PlaceArgs, PlaceRow>(async (all) => {
-          const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({ i, id, account, key, request, idem, model, amount, ttl }));
+          const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({
+            i,
+            id,
+            account,
+            key,
+            request,
+            idem,
+            model,
+            amount,
+            ttl,
+          }));
           return byIndex(await db.query<PlaceRow & { i: number } & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]), all.length);
         }, placeOne)
       : placeOne;
@@ -60,10 +70,22 @@ export function createLedger(db: Db): Ledger {
     async placeHold(req) {
       let row: PlaceRow;
       try {
-        row = await place([newHoldId(), req.accountId, req.keyId, req.requestId, req.idempotencyKey ?? null, req.model, req.amountNano.toString(), req.ttlMs]);
+        row = await place([
+          newHoldId(),
+          req.accountId,
+          req.keyId,
+          req.requestId,
+          req.idempotencyKey ?? null,
+          req.model,
+          req.amountNano.toString(),
+          req.ttlMs,
+        ]);
       } catch (e) {
         // Two requests racing with one Idempotency-Key: the unique index lets exactly one in.
-        if ((e as { code?: string }).code === '23505' && /idempotency/.test(String((e as { constraint?: string }).constraint ?? (e as Error).message))) {
+        if (
+          (e as { code?: string }).code === '23505' &&
+          /idempotency/.test(String((e as { constraint?: string }).constraint ?? (e as Error).message))
+        ) {
           throw duplicate();
         }
         throw e;

@@ -7,7 +7,9 @@ export async function figures(db: Db, who: Payer) {
     `SELECT total_usage::text AS usage, held::text AS held, (total_credits - total_usage - held)::text AS available FROM accounts WHERE id = $1`,
     [who.accountId],
   );
-  const [key] = await db.query<{ usage: string; held: string }>('SELECT usage::text AS usage, held::text AS held FROM api_keys WHERE id = $1', [who.keyId]);
+  const [key] = await db.query<{ usage: string; held: string }>('SELECT usage::text AS usage, held::text AS held FROM api_keys WHERE id = $1', [
+    who.keyId,
+  ]);
   return { account, key };
 }
 
@@ -45,8 +47,13 @@ export async function expectLedgerInvariants(db: Db): Promise<void> {
       COALESCE((SELECT sum(total_cost) FROM usage_records u WHERE u.account_id = a.id), 0)::text AS recorded
     FROM accounts a`);
   for (const a of accounts) {
-    expect({ id: a.id, held: a.held, usage: a.usage, recorded: a.recorded, availableOk: a.available_ok })
-      .toEqual({ id: a.id, held: a.open_holds, usage: a.charges, recorded: a.charges, availableOk: true });
+    expect({ id: a.id, held: a.held, usage: a.usage, recorded: a.recorded, availableOk: a.available_ok }).toEqual({
+      id: a.id,
+      held: a.open_holds,
+      usage: a.charges,
+      recorded: a.charges,
+      availableOk: true,
+    });
   }
   const keys = await db.query(`
     SELECT k.id, k.held::text AS held, k.usage::text AS usage,
@@ -54,5 +61,7 @@ export async function expectLedgerInvariants(db: Db): Promise<void> {
       COALESCE((SELECT sum(charge) FROM holds h WHERE h.key_id = k.id), 0)::text AS charges
     FROM api_keys k`);
   for (const k of keys) expect({ id: k.id, held: k.held, usage: k.usage }).toEqual({ id: k.id, held: k.open_holds, usage: k.charges });
-  expect(await db.query(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`)).toEqual([]);
+  expect(
+    await db.query(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`),
+  ).toEqual([]);
 }

@@ -32,9 +32,23 @@ export async function placeHold(ledger: Ledger, who: Payer, amount: string, extr
 }
 
 export const usageRecord: UsageRecord = {
-  model: 'm/x', streamed: false, status: 'succeeded', error_code: null, finish_reason: 'stop', tokens_prompt: 1, tokens_completion: 1,
-  native_tokens_prompt: 1, native_tokens_completion: 1, num_media_prompt: 0, num_media_completion: 0, latency: 1, generation_time: 2,
-  attempts: 1, fallback_used: false, origin: '', finished_at: '2025-01-01T00:00:00.000Z',
+  model: 'm/x',
+  streamed: false,
+  status: 'succeeded',
+  error_code: null,
+  finish_reason: 'stop',
+  tokens_prompt: 1,
+  tokens_completion: 1,
+  native_tokens_prompt: 1,
+  native_tokens_completion: 1,
+  num_media_prompt: 0,
+  num_media_completion: 0,
+  latency: 1,
+  generation_time: 2,
+  attempts: 1,
+  fallback_used: false,
+  origin: '',
+  finished_at: '2025-01-01T00:00:00.000Z',
 };
 
 /** The hold-close event the money flow publishes: settle with `charge` USD, or release. */
@@ -45,6 +59,10 @@ export function closeEvent(h: PlacedHold, who: Payer, outcome: 'settle' | 'relea
     request_id: h.requestId,
     outcome,
     charge_nano: parseUsd(charge).toString(),
-    record: { ...usageRecord, ...(outcome === 'release' ? { status: 'failed', error_code: 'upstream_unavailable', finish_reason: null } : {}), ...record },
+    record: {
+      ...usageRecord,
+      ...(outcome === 'release' ? { status: 'failed', error_code: 'upstream_unavailable', finish_reason: null } : {}),
+      ...record,
+    },
   };
 }

@@ -24,7 +24,9 @@ function headlineOf(m: ResolvedModel): { unit: string; price: number } {
       case 'video':
         return { unit: 'second', price: headline(m.rates.second, 1n) };
       case 'audio':
-        return m.rates.character > 0n ? { unit: '1M characters', price: headline(m.rates.character, 1_000_000n) } : { unit: 'minute', price: headline(m.rates.second, 60n) };
+        return m.rates.character > 0n
+          ? { unit: '1M characters', price: headline(m.rates.character, 1_000_000n) }
+          : { unit: 'minute', price: headline(m.rates.second, 60n) };
       default:
         return { unit: '1M tokens', price: headline(m.rates.prompt, 1_000_000n) };
     }
@@ -46,7 +48,12 @@ export function listingItem(m: ResolvedModel) {
     status: c.status,
     ...headlineOf(m),
     ...(c.category === 'text' ? { context_length: c.context_length ?? null } : {}),
-    pricing: { prompt: rate(c.pricing.prompt), completion: rate(c.pricing.completion), request: rate(c.pricing.request), image: rate(c.pricing.image) },
+    pricing: {
+      prompt: rate(c.pricing.prompt),
+      completion: rate(c.pricing.completion),
+      request: rate(c.pricing.request),
+      image: rate(c.pricing.image),
+    },
     supported_parameters: c.supported_parameters ?? [],
   };
 }

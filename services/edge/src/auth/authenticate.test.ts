@@ -8,7 +8,10 @@ import { extractKey } from './extract-key';
 import { KeyCache } from './key-cache';
 
 const identity = { accountId: 'acct_1', keyId: 'k1', rateLimit: { requests: 10, intervalMs: 60_000 } };
-const meter: RateMeter = { hit: async (_a, limit) => ({ allowed: true, limit, remaining: limit - 1, resetAt: 2e9, retryAfter: 60 }), close: async () => {} };
+const meter: RateMeter = {
+  hit: async (_a, limit) => ({ allowed: true, limit, remaining: limit - 1, resetAt: 2e9, retryAfter: 60 }),
+  close: async () => {},
+};
 
 function app(billing: BillingPort, ttlMs = 5_000) {
   const a = express();
@@ -38,7 +41,9 @@ describe('authenticate', () => {
         if (calls === 1) throw new GatewayError('upstream_unavailable', 'billing down');
         return identity;
       },
-      placeHold: async () => { throw new Error('unused'); },
+      placeHold: async () => {
+        throw new Error('unused');
+      },
       ping: async () => {},
     };
     const { a } = app(billing);
@@ -54,7 +59,17 @@ describe('authenticate', () => {
     let calls = 0;
     let answer!: () => void;
     const answered = new Promise<void>((r) => (answer = r));
-    const billing: BillingPort = { verifyKey: async () => { calls += 1; await answered; return identity; }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+    const billing: BillingPort = {
+      verifyKey: async () => {
+        calls += 1;
+        await answered;
+        return identity;
+      },
+      placeHold: async () => {
+        throw new Error('unused');
+      },
+      ping: async () => {},
+    };
     const { a, keys } = app(billing);
     // Billing answers only once all five requests are in the cache, so the five lookups truly overlap.
     let arrived = 0;
@@ -65,7 +80,12 @@ describe('authenticate', () => {
       if (++arrived === 5) allArrived();
       return verify(raw);
     });
-    const sent = Array.from({ length: 5 }, () => request(a).get('/x').set('x-api-key', 'sk_live_abc').then((r) => r.status));
+    const sent = Array.from({ length: 5 }, () =>
+      request(a)
+        .get('/x')
+        .set('x-api-key', 'sk_live_abc')
+        .then((r) => r.status),
+    );
     await five;
     answer();
     expect(await Promise.all(sent)).toEqual([200, 200, 200, 200, 200]);
@@ -82,7 +102,16 @@ describe('authenticate', () => {
 
     it('answers from cache until the TTL has passed, then asks billing again', async () => {
       let calls = 0;
-      const billing: BillingPort = { verifyKey: async () => { calls += 1; return identity; }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+      const billing: BillingPort = {
+        verifyKey: async () => {
+          calls += 1;
+          return identity;
+        },
+        placeHold: async () => {
+          throw new Error('unused');
+        },
+        ping: async () => {},
+      };
       const { a } = app(billing, 5_000);
       const get = async () => (await request(a).get('/x').set('x-api-key', 'sk_live_abc')).status;
       expect(await get()).toBe(200);
@@ -96,7 +125,15 @@ describe('authenticate', () => {
   });
 
   it('refuses malformed keys without asking billing', async () => {
-    const billing: BillingPort = { verifyKey: async () => { throw new Error('must not be called'); }, placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+    const billing: BillingPort = {
+      verifyKey: async () => {
+        throw new Error('must not be called');
+      },
+      placeHold: async () => {
+        throw new Error('unused');
+      },
+      ping: async () => {},
+    };
     const r = await request(app(billing).a).get('/x').set('authorization', 'Bearer pk_test_123');
     expect(r.status).toBe(401);
     expect(r.body.error.code).toBe('invalid_api_key');
@@ -104,7 +141,13 @@ describe('authenticate', () => {
 
   it('evicts a revoked key at once when told', async () => {
     let revoked = false;
-    const billing: BillingPort = { verifyKey: async () => (revoked ? undefined : identity), placeHold: async () => { throw new Error('unused'); }, ping: async () => {} };
+    const billing: BillingPort = {
+      verifyKey: async () => (revoked ? undefined : identity),
+      placeHold: async () => {
+        throw new Error('unused');
+      },
+      ping: async () => {},
+    };
     const { a, keys } = app(billing);
     expect((await request(a).get('/x').set('x-api-key', 'sk_live_abc')).status).toBe(200);
     revoked = true;

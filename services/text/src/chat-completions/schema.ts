@@ -6,20 +6,19 @@ const message = z.looseObject({
 });
 
 /** POST /v1/chat/completions. Unknown fields pass through to the upstream, as the spec requires. */
-export const chatCompletionBody = z
-  .looseObject({
-    model: z.string().min(1),
-    messages: z.array(message).min(1, 'at least one message is required'),
-    stream: z.boolean().optional(),
-    max_tokens: z.number().int().positive().optional(),
-    max_completion_tokens: z.number().int().positive().optional(),
-    // Sampling parameters pass through unchanged: the contract bounds them on /v1/responses only, and each
-    // upstream knows its own range. `n` multiplies the worst case of the hold.
-    temperature: z.number().optional(),
-    top_p: z.number().optional(),
-    n: z.number().int().positive().optional(),
-    models: z.array(z.string().min(1)).max(10).optional(),
-  });
+export const chatCompletionBody = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(message).min(1, 'at least one message is required'),
+  stream: z.boolean().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  // Sampling parameters pass through unchanged: the contract bounds them on /v1/responses only, and each
+  // upstream knows its own range. `n` multiplies the worst case of the hold.
+  temperature: z.number().optional(),
+  top_p: z.number().optional(),
+  n: z.number().int().positive().optional(),
+  models: z.array(z.string().min(1)).max(10).optional(),
+});
 
 export type ChatCompletionBody = z.infer<typeof chatCompletionBody>;
 

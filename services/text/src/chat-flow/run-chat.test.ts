@@ -1,6 +1,16 @@
 import type { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
-import { answers, failingPublish, fails, fakeUpstream, spendFixture, testContext, type Behaviour, type SpendFixture, type TestModel } from '@gateway/spend/src/testing';
+import {
+  answers,
+  failingPublish,
+  fails,
+  fakeUpstream,
+  spendFixture,
+  testContext,
+  type Behaviour,
+  type SpendFixture,
+  type TestModel,
+} from '@gateway/spend/src/testing';
 import { UpstreamError, countTokens } from '@gateway/upstreams';
 import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
@@ -23,12 +33,16 @@ describe('chat flow', () => {
 
   describe('not streamed', () => {
     it("settles at the upstream's reported usage, priced by the model that answered", async () => {
-      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('Hello', { prompt_tokens: 10, completion_tokens: 5 }) });
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': answers('Hello', { prompt_tokens: 10, completion_tokens: 5 }),
+      });
       const outcome = await completeChat(testContext(), deps, chat(['acme/chat']));
       const charge = textCharge(model('acme/chat'), 10, 5);
       expect(outcome.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: formatUsd(charge) });
       await fx.billing.delivered();
-      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: charge.toString(), record: { model: 'acme/chat', tokens_prompt: 10, tokens_completion: 5 } }]);
+      expect(fx.billing.closes).toMatchObject([
+        { outcome: 'settle', charge_nano: charge.toString(), record: { model: 'acme/chat', tokens_prompt: 10, tokens_completion: 5 } },
+      ]);
     });
 
     it('sizes the hold as the maximum worst case across the requested model and its fallbacks', async () => {
@@ -46,7 +60,9 @@ describe('chat flow', () => {
     });
 
     it("holds a prompt batch at the sum of its prompts' worst cases and settles it once", async () => {
-      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }) });
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }),
+      });
       const { outcomes, total } = await completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second prompt')], 20);
       const m = model('acme/chat');
       expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([textWorstCase(m, 'first', 1, 20) + textWorstCase(m, 'second prompt', 1, 20)]);
@@ -57,7 +73,9 @@ describe('chat flow', () => {
     });
 
     it('records no fallback for a prompt batch whose prompts each answered at their first endpoint', async () => {
-      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }) });
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }),
+      });
       await completeChats(testContext(), deps, ['acme/chat'], [body('a'), body('b'), body('c')], 20);
       await fx.billing.delivered();
       expect(fx.billing.closes).toMatchObject([{ record: { attempts: 3, fallback_used: false } }]);
@@ -67,15 +85,21 @@ describe('chat flow', () => {
       let answered = 0;
       const firstOnly: Behaviour = (call) => (answered++ === 0 ? answers('ok', { prompt_tokens: 2, completion_tokens: 1 })(call) : fails(503)(call));
       const { deps, upstream } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': firstOnly });
-      await expect(completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second')], 20)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+      await expect(completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second')], 20)).rejects.toMatchObject({
+        code: 'upstream_unavailable',
+      });
       expect(upstream.calls).toHaveLength(2);
       // The client got an error and no answer, so nothing is charged for the prompt that did answer.
       await fx.billing.delivered();
-      expect(fx.billing.closes).toMatchObject([{ outcome: 'release', charge_nano: '0', record: { status: 'failed', error_code: 'upstream_unavailable' } }]);
+      expect(fx.billing.closes).toMatchObject([
+        { outcome: 'release', charge_nano: '0', record: { status: 'failed', error_code: 'upstream_unavailable' } },
+      ]);
     });
 
     it('a hold-close publish that fails leaves the hold open and is logged, and the caller still gets its answer', async () => {
-      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': answers('Hello', { prompt_tokens: 1, completion_tokens: 1 }) });
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': answers('Hello', { prompt_tokens: 1, completion_tokens: 1 }),
+      });
       const outcome = await completeChat(testContext(), { ...deps, bus: failingPublish(fx.bus) }, chat(['acme/chat']));
       expect(outcome.completion.choices[0].message.content).toBe('Hello');
       await fx.billing.delivered();
@@ -89,7 +113,13 @@ describe('chat flow', () => {
     /** A client that records what the sink was told, and can hang up. */
     function client() {
       const connection = new AbortController();
-      const seen = { opened: false, ended: false, chunks: [] as string[], finished: undefined as ChatUsageFigures | undefined, failed: undefined as GatewayError | undefined };
+      const seen = {
+        opened: false,
+        ended: false,
+        chunks: [] as string[],
+        finished: undefined as ChatUsageFigures | undefined,
+        failed: undefined as GatewayError | undefined,
+      };
       const c: StreamClient = {
         signal: connection.signal,
         open: () => void (seen.opened = true),
@@ -109,17 +139,28 @@ describe('chat flow', () => {
     const broken = () => new UpstreamError('broken_stream', 'upstream connection broke');
 
     it('settles a finished stream at the reported usage and tells the sink the cost', async () => {
-      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: ['Hel', 'lo'], usage: { prompt_tokens: 4, completion_tokens: 2 } }) });
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: ['Hel', 'lo'], usage: { prompt_tokens: 4, completion_tokens: 2 } }),
+      });
       const c = client();
       await runChatStream(testContext(), c.client, deps, stream(), c.sink);
       const charge = textCharge(model('acme/chat'), 4, 2);
-      expect(c.seen).toMatchObject({ opened: true, ended: true, chunks: ['', 'Hel', 'lo', ''], finished: { prompt_tokens: 4, completion_tokens: 2, cost: formatUsd(charge) } });
+      expect(c.seen).toMatchObject({
+        opened: true,
+        ended: true,
+        chunks: ['', 'Hel', 'lo', ''],
+        finished: { prompt_tokens: 4, completion_tokens: 2, cost: formatUsd(charge) },
+      });
       await fx.billing.delivered();
-      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: charge.toString(), record: { streamed: true, status: 'succeeded' } }]);
+      expect(fx.billing.closes).toMatchObject([
+        { outcome: 'settle', charge_nano: charge.toString(), record: { streamed: true, status: 'succeeded' } },
+      ]);
     });
 
     it('a client that leaves after the first byte is charged for the delivered tokens only', async () => {
-      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: ['Hello', ' there', ' friend'] }) });
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: ['Hello', ' there', ' friend'] }),
+      });
       const c = client();
       const leaveAfterHello: StreamSink = { ...c.sink, chunk: (ch) => (c.sink.chunk(ch), ch.choices[0]?.delta?.content === 'Hello' && c.leave()) };
       await runChatStream(testContext(), c.client, deps, stream('Hi'), leaveAfterHello);
@@ -128,7 +169,11 @@ describe('chat flow', () => {
       const charge = textCharge(model('acme/chat'), prompt, countTokens('Hello'));
       await fx.billing.delivered();
       expect(fx.billing.closes).toMatchObject([
-        { outcome: 'settle', charge_nano: charge.toString(), record: { status: 'failed', tokens_prompt: prompt, tokens_completion: countTokens('Hello') } },
+        {
+          outcome: 'settle',
+          charge_nano: charge.toString(),
+          record: { status: 'failed', tokens_prompt: prompt, tokens_completion: countTokens('Hello') },
+        },
       ]);
       expect(c.seen.failed).toBeUndefined(); // nobody is left to read an error frame
     });
@@ -144,7 +189,9 @@ describe('chat flow', () => {
 
     it('caps a partial charge at the hold', async () => {
       const words = Array.from({ length: 30 }, () => ' word');
-      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: words, breakWith: broken() }) });
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: words, breakWith: broken() }),
+      });
       const c = client();
       // max_tokens 1 keeps the hold far below what 30 delivered words cost.
       await runChatStream(testContext(), c.client, deps, stream('Hi', 1), c.sink);
@@ -153,7 +200,9 @@ describe('chat flow', () => {
       expect(delivered).toBeGreaterThan(held);
       expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([held]);
       await fx.billing.delivered();
-      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', charge_nano: held.toString(), record: { status: 'failed', capped_from_nano: delivered.toString() } }]);
+      expect(fx.billing.closes).toMatchObject([
+        { outcome: 'settle', charge_nano: held.toString(), record: { status: 'failed', capped_from_nano: delivered.toString() } },
+      ]);
       expect(c.seen.failed).toMatchObject({ code: 'upstream_unavailable' });
     });
 

@@ -55,7 +55,14 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 }
 
 /** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
-async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined, streamed: boolean): Promise<PaidCall> {
+async function begin(
+  ctx: RequestContext,
+  deps: TextDeps,
+  slugs: string[],
+  bodies: ChatCall['body'][],
+  maxTokens: number | undefined,
+  streamed: boolean,
+): Promise<PaidCall> {
   // `n` choices may each run to the output cap, so the worst case counts every one of them.
   const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length, choices: typeof b.n === 'number' ? b.n : 1 }));
   return PaidCall.begin(deps, {
@@ -80,15 +87,24 @@ export async function completeChat(ctx: RequestContext, deps: TextDeps, call: Ch
  * so the whole hold is released and nothing is charged (the answered prompts' cost is the gateway's loss).
  */
 export async function completeChats(
-  ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], maxTokens: number | undefined,
+  ctx: RequestContext,
+  deps: TextDeps,
+  slugs: string[],
+  bodies: ChatCall['body'][],
+  maxTokens: number | undefined,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
   const paid = await begin(ctx, deps, slugs, bodies, maxTokens, false);
   const { requestId } = ctx;
   return guarded(paid, async () => {
-    const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> = [];
+    const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> =
+      [];
     for (const body of bodies) {
       const { result, model } = await paid.call((m, ep) =>
-        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { signal: new AbortController().signal, requestId, maxOutputTokens: m.config.max_output_tokens }),
+        protocol(deps, ep.provider.kind).chat(
+          ep,
+          { ...body, stream: false },
+          { signal: new AbortController().signal, requestId, maxOutputTokens: m.config.max_output_tokens },
+        ),
       );
       const u = result.usage ?? { prompt_tokens: countTokens(promptText(body)), completion_tokens: countTokens(contentOf(result)) };
       answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
@@ -109,7 +125,9 @@ export async function completeChats(
 }
 
 function contentOf(c: ChatCompletion): string {
-  return c.choices.map((ch) => (typeof ch.message?.content === 'string' ? ch.message.content : '') + JSON.stringify(ch.message?.tool_calls ?? '')).join('');
+  return c.choices
+    .map((ch) => (typeof ch.message?.content === 'string' ? ch.message.content : '') + JSON.stringify(ch.message?.tool_calls ?? ''))
+    .join('');
 }
 
 /** The streamed chat flow on an Express response: the response's close is the client leaving. */
@@ -128,7 +146,11 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   const { requestId } = ctx;
   const { result, model } = await guarded(paid, () =>
     paid.call(async (m, ep) => {
-      const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, { ...call.body, stream: true }, { signal: client.signal, requestId, maxOutputTokens: m.config.max_output_tokens });
+      const chunks = await protocol(deps, ep.provider.kind).chatStream(
+        ep,
+        { ...call.body, stream: true },
+        { signal: client.signal, requestId, maxOutputTokens: m.config.max_output_tokens },
+      );
       const iterator = chunks[Symbol.asyncIterator]();
       return { iterator, first: await iterator.next() };
     }, client.signal),
@@ -155,7 +177,11 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     const prompt = countTokens(promptText(call.body));
     const completion = countTokens(delivered);
     if (completion === 0) await paid.release('upstream_unavailable');
-    else await paid.settlePartial({ chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' }, 'upstream_unavailable');
+    else
+      await paid.settlePartial(
+        { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' },
+        'upstream_unavailable',
+      );
     const why = client.signal.aborted ? 'the client closed the stream' : (e as Error).message;
     if (client.writable()) {
       sink.fail(e instanceof GatewayError ? e : new GatewayError('upstream_unavailable', `The upstream stream broke: ${why}`));
@@ -171,6 +197,9 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     tokensCompletion: u.completion_tokens,
     finishReason,
   });
-  sink.finish({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost }, finishReason);
+  sink.finish(
+    { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost },
+    finishReason,
+  );
   client.end();
 }

@@ -15,12 +15,19 @@ export function mountCompletions(r: Router, deps: TextDeps): void {
   r.post('/v1/completions', async (req, res) => {
     const body = validate(completionBody, req.body);
     const refused = UNSUPPORTED.filter((f) => body[f] !== undefined && body[f] !== null && body[f] !== false && body[f] !== 0);
-    if (refused.length) throw new GatewayError('invalid_request', `Invalid request: ${refused.join(', ')} ${refused.length > 1 ? 'are' : 'is'} not supported`);
+    if (refused.length)
+      throw new GatewayError('invalid_request', `Invalid request: ${refused.join(', ')} ${refused.length > 1 ? 'are' : 'is'} not supported`);
     const prompts = typeof body.prompt === 'string' ? [body.prompt] : body.prompt;
     const slugs = [body.model, ...(body.models ?? [])];
 
     if (!body.stream) {
-      const { outcomes, total } = await completeChats(contextOf(req), deps, slugs, prompts.map((p) => chatBodyFor(body, p)), body.max_tokens);
+      const { outcomes, total } = await completeChats(
+        contextOf(req),
+        deps,
+        slugs,
+        prompts.map((p) => chatBodyFor(body, p)),
+        body.max_tokens,
+      );
       res.json({
         id: outcomes[0].requestId,
         object: 'text_completion',
@@ -37,28 +44,41 @@ export function mountCompletions(r: Router, deps: TextDeps): void {
       return;
     }
 
-    if (prompts.length > 1) throw new GatewayError('invalid_request', 'Invalid request: stream supports a single prompt; send the prompts as separate requests');
+    if (prompts.length > 1)
+      throw new GatewayError('invalid_request', 'Invalid request: stream supports a single prompt; send the prompts as separate requests');
     let id = '';
     let slug = '';
-    await streamChat(contextOf(req), res, deps, { slugs, body: chatBodyFor(body, prompts[0]), maxTokens: body.max_tokens, stream: true }, {
-      start(model, requestId) {
-        id = requestId;
-        slug = model.config.id;
+    await streamChat(
+      contextOf(req),
+      res,
+      deps,
+      { slugs, body: chatBodyFor(body, prompts[0]), maxTokens: body.max_tokens, stream: true },
+      {
+        start(model, requestId) {
+          id = requestId;
+          slug = model.config.id;
+        },
+        chunk(chunk) {
+          for (const c of chunk.choices) {
+            if (typeof c.delta?.content !== 'string' && !c.finish_reason) continue;
+            sendData(res, {
+              id,
+              object: 'text_completion',
+              created: created(),
+              model: slug,
+              choices: [{ index: 0, text: c.delta?.content ?? '', finish_reason: c.finish_reason ?? null, logprobs: null }],
+            });
+          }
+        },
+        finish(usage) {
+          sendData(res, { id, object: 'text_completion', created: created(), model: slug, choices: [], usage });
+          sendData(res, '[DONE]');
+        },
+        fail(error) {
+          sendData(res, errorEnvelope(error, id));
+          sendData(res, '[DONE]');
+        },
       },
-      chunk(chunk) {
-        for (const c of chunk.choices) {
-          if (typeof c.delta?.content !== 'string' && !c.finish_reason) continue;
-          sendData(res, { id, object: 'text_completion', created: created(), model: slug, choices: [{ index: 0, text: c.delta?.content ?? '', finish_reason: c.finish_reason ?? null, logprobs: null }] });
-        }
-      },
-      finish(usage) {
-        sendData(res, { id, object: 'text_completion', created: created(), model: slug, choices: [], usage });
-        sendData(res, '[DONE]');
-      },
-      fail(error) {
-        sendData(res, errorEnvelope(error, id));
-        sendData(res, '[DONE]');
-      },
-    });
+    );
   });
 }

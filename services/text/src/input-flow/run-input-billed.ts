@@ -39,7 +39,11 @@ export interface InputBilledOutcome<T> {
  * The flow shared by the routes billed on their input alone (embeddings, rerank): hold on an upper bound of the
  * input tokens, call with failover, settle on the tokens actually counted.
  */
-export async function runInputBilled<P, T>(ctx: RequestContext, deps: InputBilledDeps<P>, call: InputBilledCall<P, T>): Promise<InputBilledOutcome<T>> {
+export async function runInputBilled<P, T>(
+  ctx: RequestContext,
+  deps: InputBilledDeps<P>,
+  call: InputBilledCall<P, T>,
+): Promise<InputBilledOutcome<T>> {
   refuseOtherCategory(deps.registry, call);
   const paid = await PaidCall.begin(deps, {
     ctx,
@@ -68,7 +72,10 @@ export async function runInputBilled<P, T>(ctx: RequestContext, deps: InputBille
 function refuseOtherCategory(registry: ModelRegistry, call: Pick<InputBilledCall<unknown, unknown>, 'category' | 'slug' | 'route'>): void {
   const m = registry.get(call.slug);
   if (m && m.config.category !== call.category) {
-    throw new GatewayError('invalid_request', `Model ${call.slug} is a ${m.config.category} model; ${call.route} serves ${call.category} models only`);
+    throw new GatewayError(
+      'invalid_request',
+      `Model ${call.slug} is a ${m.config.category} model; ${call.route} serves ${call.category} models only`,
+    );
   }
 }
 

@@ -6,7 +6,11 @@ import { messagesStreamSink } from './stream-sink';
 const model = { config: { id: 'acme/chat' } } as ResolvedModel;
 const usage = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, cost: '0.015' };
 const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): ChatChunk => ({
-  id: 'up', object: 'chat.completion.chunk', created: 0, model: 'upstream', choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
+  id: 'up',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'upstream',
+  choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
 });
 
 function record() {
@@ -24,15 +28,37 @@ describe('messages stream sink', () => {
     sink.chunk(chunk({ content: 'ng' }));
     sink.chunk(chunk({}, 'stop'));
     sink.finish(usage, 'stop');
-    expect(names()).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(names()).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(events[0].data).toEqual({
       type: 'message_start',
-      message: { id: 'msg_req_1', type: 'message', role: 'assistant', model: 'acme/chat', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+      message: {
+        id: 'msg_req_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'acme/chat',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
     });
     expect(events[2].data).toEqual({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
     expect(events[3].data).toEqual({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'po' } });
     expect(events[5].data).toEqual({ type: 'content_block_stop', index: 0 });
-    expect(events[6].data).toEqual({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 3, cost: '0.015' } });
+    expect(events[6].data).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { input_tokens: 9, output_tokens: 3, cost: '0.015' },
+    });
     expect(events[7].data).toEqual({ type: 'message_stop' });
   });
 

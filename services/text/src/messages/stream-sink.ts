@@ -45,7 +45,10 @@ export function messagesStreamSink(write: EventWriter): StreamSink {
     if (!(open?.kind === 'tool' && open.toolIndex === i)) {
       if (seenTools.has(i)) return;
       seenTools.add(i);
-      openBlock({ type: 'tool_use', id: toolUseId(call.id, requestId, i), name: call.function?.name ?? '', input: {} }, { kind: 'tool', toolIndex: i });
+      openBlock(
+        { type: 'tool_use', id: toolUseId(call.id, requestId, i), name: call.function?.name ?? '', input: {} },
+        { kind: 'tool', toolIndex: i },
+      );
     }
     if (call.function?.arguments) delta({ type: 'input_json_delta', partial_json: call.function.arguments });
   };
@@ -56,7 +59,16 @@ export function messagesStreamSink(write: EventWriter): StreamSink {
       write('message_start', {
         type: 'message_start',
         // Upstreams report usage at the end: message_delta carries the figures (input_tokens included).
-        message: { id: messageId(id), type: 'message', role: 'assistant', model: model.config.id, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+        message: {
+          id: messageId(id),
+          type: 'message',
+          role: 'assistant',
+          model: model.config.id,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 0, output_tokens: 0 },
+        },
       });
       write('ping', { type: 'ping' });
     },

@@ -12,7 +12,10 @@ export function messageId(requestId: string): string {
 }
 
 function joinText(blocks: Array<{ type: string; text?: string }>, separator: string): string {
-  return blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join(separator);
+  return blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text ?? '')
+    .join(separator);
 }
 
 /** Tool answers become `tool` turns ahead of the rest of the user turn: chat upstreams want them right after the call. */
@@ -47,10 +50,14 @@ function assistantTurn(content: string | AssistantBlock[]): ChatMessage {
 
 function toolChoiceOf(choice: NonNullable<MessagesBody['tool_choice']>): unknown {
   switch (choice.type) {
-    case 'auto': return 'auto';
-    case 'any': return 'required';
-    case 'none': return 'none';
-    case 'tool': return { type: 'function', function: { name: choice.name } };
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return { type: 'function', function: { name: choice.name } };
   }
 }
 
@@ -73,7 +80,12 @@ export function toChatBody(body: MessagesBody): ChatCall['body'] {
     ...(body.top_k !== undefined ? { top_k: body.top_k } : {}),
     ...(body.metadata?.user_id ? { user: body.metadata.user_id } : {}),
     ...(tools
-      ? { tools: tools.map((t) => ({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema } })) }
+      ? {
+          tools: tools.map((t) => ({
+            type: 'function',
+            function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema },
+          })),
+        }
       : {}),
     ...(tools && body.tool_choice ? { tool_choice: toolChoiceOf(body.tool_choice) } : {}),
     ...(noParallel ? { parallel_tool_calls: false } : {}),
@@ -83,11 +95,15 @@ export function toChatBody(body: MessagesBody): ChatCall['body'] {
 /** Chat finish reasons in the message API's words; `stop_sequence` only when the upstream said which one. */
 export function stopReasonOf(finishReason: string | null | undefined, stopSequence?: string | null): string {
   switch (finishReason) {
-    case 'length': return 'max_tokens';
+    case 'length':
+      return 'max_tokens';
     case 'tool_calls':
-    case 'function_call': return 'tool_use';
-    case 'content_filter': return 'refusal';
-    default: return stopSequence ? 'stop_sequence' : 'end_turn';
+    case 'function_call':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return stopSequence ? 'stop_sequence' : 'end_turn';
   }
 }
 
@@ -129,7 +145,12 @@ export function toMessage(outcome: ChatOutcome) {
   const calls = (choice?.message?.tool_calls as ToolCall[] | undefined) ?? [];
   const content: Array<Record<string, unknown>> = text || calls.length === 0 ? [{ type: 'text', text }] : [];
   for (const [i, c] of calls.entries()) {
-    content.push({ type: 'tool_use', id: toolUseId(c.id, outcome.requestId, i), name: c.function?.name ?? '', input: toolInputOf(c.function?.arguments) });
+    content.push({
+      type: 'tool_use',
+      id: toolUseId(c.id, outcome.requestId, i),
+      name: c.function?.name ?? '',
+      input: toolInputOf(c.function?.arguments),
+    });
   }
   const stopSequence = typeof choice?.stop_sequence === 'string' ? choice.stop_sequence : null;
   const stopReason = stopReasonOf(choice?.finish_reason, stopSequence);

@@ -7,7 +7,8 @@ import { UpstreamError, type RerankResult } from '@gateway/upstreams';
  */
 export function ranked(results: RerankResult['results'], documents: number, topN: number): RerankResult['results'] {
   for (const r of results) {
-    if (!Number.isInteger(r.index) || r.index < 0 || r.index >= documents) throw new UpstreamError('protocol', `upstream ranked a document that was not sent: ${r.index}`);
+    if (!Number.isInteger(r.index) || r.index < 0 || r.index >= documents)
+      throw new UpstreamError('protocol', `upstream ranked a document that was not sent: ${r.index}`);
   }
   return [...results].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, topN);
 }

@@ -24,6 +24,12 @@ export function mountResponses(r: Router, deps: TextDeps): void {
       res.json(fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
       return;
     }
-    await streamChat(contextOf(req), res, deps, call, responsesSink((type, payload) => sendEvent(res, type, payload), createdAt, echo));
+    await streamChat(
+      contextOf(req),
+      res,
+      deps,
+      call,
+      responsesSink((type, payload) => sendEvent(res, type, payload), createdAt, echo),
+    );
   });
 }

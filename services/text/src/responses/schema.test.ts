@@ -10,7 +10,24 @@ describe('responses body', () => {
   it('accepts the minimal body and nulls for every optional field', () => {
     expect(ok({}).success).toBe(true);
     const nulls = Object.fromEntries(
-      ['instructions', 'max_output_tokens', 'stream', 'tools', 'tool_choice', 'parallel_tool_calls', 'temperature', 'top_p', 'metadata', 'store', 'user', 'text', 'previous_response_id', 'conversation', 'prompt', 'background'].map((k) => [k, null]),
+      [
+        'instructions',
+        'max_output_tokens',
+        'stream',
+        'tools',
+        'tool_choice',
+        'parallel_tool_calls',
+        'temperature',
+        'top_p',
+        'metadata',
+        'store',
+        'user',
+        'text',
+        'previous_response_id',
+        'conversation',
+        'prompt',
+        'background',
+      ].map((k) => [k, null]),
     );
     expect(ok(nulls).success).toBe(true);
   });
@@ -57,7 +74,10 @@ describe('responses body', () => {
   });
 
   it('accepts both tool shapes and both named tool_choice shapes', () => {
-    const tools = [{ type: 'function', name: 'a', parameters: { type: 'object' }, strict: true }, { type: 'function', function: { name: 'b' } }];
+    const tools = [
+      { type: 'function', name: 'a', parameters: { type: 'object' }, strict: true },
+      { type: 'function', function: { name: 'b' } },
+    ];
     expect(ok({ tools, tool_choice: { type: 'function', name: 'b' } }).success).toBe(true);
     expect(ok({ tools, tool_choice: { type: 'function', function: { name: 'a' } } }).success).toBe(true);
     expect(ok({ tools, tool_choice: 'required', parallel_tool_calls: false }).success).toBe(true);

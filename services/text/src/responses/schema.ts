@@ -74,37 +74,46 @@ const functionFields = {
   strict: z.boolean().nullish(),
 };
 /** The contract's chat shape and the responses shape the openai client sends; the `function` key tells them apart. */
-const tool = z.union([
-  z.object({ type: z.literal('function'), function: z.object(functionFields) }),
-  z.object({ type: z.literal('function'), ...functionFields }),
-], { error: 'each tool must be {type:"function", name, parameters} or {type:"function", function:{name, parameters}}; only function tools are supported' });
+const tool = z.union(
+  [z.object({ type: z.literal('function'), function: z.object(functionFields) }), z.object({ type: z.literal('function'), ...functionFields })],
+  {
+    error:
+      'each tool must be {type:"function", name, parameters} or {type:"function", function:{name, parameters}}; only function tools are supported',
+  },
+);
 export type Tool = z.infer<typeof tool>;
 
-const toolChoice = z.union([
-  z.enum(['auto', 'none', 'required']),
-  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
-  z.object({ type: z.literal('function'), name: z.string().min(1) }),
-], { error: 'tool_choice must be "auto", "none", "required" or a named function' });
+const toolChoice = z.union(
+  [
+    z.enum(['auto', 'none', 'required']),
+    z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+    z.object({ type: z.literal('function'), name: z.string().min(1) }),
+  ],
+  { error: 'tool_choice must be "auto", "none", "required" or a named function' },
+);
 export type ToolChoice = z.infer<typeof toolChoice>;
 
-const textFormat = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text') }),
-  z.object({ type: z.literal('json_object') }),
-  z.object({
-    type: z.literal('json_schema'),
-    name: z.string().min(1),
-    schema: z.record(z.string(), z.unknown()),
-    description: z.string().nullish(),
-    strict: z.boolean().nullish(),
-  }),
-], { error: 'text.format type must be text, json_object or json_schema' });
+const textFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      name: z.string().min(1),
+      schema: z.record(z.string(), z.unknown()),
+      description: z.string().nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  ],
+  { error: 'text.format type must be text, json_object or json_schema' },
+);
 
 export const responsesBody = z
   .object({
     model: z.string().min(1),
-    input: listOrString(
-      z.array(item, { error: 'input must be a string or an array of input items' }).min(1, 'input must not be empty'),
-      (text) => (text ? [{ type: 'message', role: 'user', content: text }] : []),
+    input: listOrString(z.array(item, { error: 'input must be a string or an array of input items' }).min(1, 'input must not be empty'), (text) =>
+      text ? [{ type: 'message', role: 'user', content: text }] : [],
     ),
     instructions: z.string().nullish(),
     max_output_tokens: z.number().int().positive().nullish(),
@@ -131,7 +140,8 @@ export const responsesBody = z
     }
     if (choice && typeof choice === 'object') {
       const name = 'function' in choice ? choice.function.name : choice.name;
-      if (!names.includes(name)) ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice names "${name}", which is not among the tools` });
+      if (!names.includes(name))
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `tool_choice names "${name}", which is not among the tools` });
     }
   });
 

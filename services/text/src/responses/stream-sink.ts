@@ -3,8 +3,16 @@ import type { ChatChunk } from '@gateway/upstreams';
 import type { StreamSink } from '../chat-flow/run-chat';
 import type { ResponseEcho } from './translate-request';
 import {
-  endingOf, itemIds, responseObject, responseUsage,
-  type FunctionCallItem, type ItemStatus, type MessageItem, type MessagePart, type OutputItem, type ResponseShell,
+  endingOf,
+  itemIds,
+  responseObject,
+  responseUsage,
+  type FunctionCallItem,
+  type ItemStatus,
+  type MessageItem,
+  type MessagePart,
+  type OutputItem,
+  type ResponseShell,
 } from './translate-response';
 
 /** Writes one server-sent event: `event: <type>` and `data: <payload>`. */
@@ -99,7 +107,14 @@ export function responsesSink(emit: EmitEvent, createdAt: number, echo: Response
       // Chat sends an assistant's text before its calls; the message is finished once a call begins.
       closeMessage('completed');
       const n = calls.size;
-      const item: FunctionCallItem = { type: 'function_call', id: ids.call(n), call_id: d.id || ids.callId(n), name: d.function?.name ?? '', arguments: '', status: 'in_progress' };
+      const item: FunctionCallItem = {
+        type: 'function_call',
+        id: ids.call(n),
+        call_id: d.id || ids.callId(n),
+        name: d.function?.name ?? '',
+        arguments: '',
+        status: 'in_progress',
+      };
       call = { index: output.length, item };
       calls.set(key, call);
       output.push(item);
@@ -147,14 +162,24 @@ export function responsesSink(emit: EmitEvent, createdAt: number, echo: Response
       if (output.length === 0) openPart(openMessage(), 'output_text');
       closeMessage(ending.itemStatus);
       closeCalls(ending.itemStatus);
-      const response = responseObject(shell, { status: ending.status, incomplete: ending.incomplete, output: copy(output), usage: responseUsage(usage) });
+      const response = responseObject(shell, {
+        status: ending.status,
+        incomplete: ending.incomplete,
+        output: copy(output),
+        usage: responseUsage(usage),
+      });
       send(ending.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
     },
 
     fail(error: GatewayError) {
       // What was delivered stays in the failed Response; the charge for it is on GET /v1/generation.
       for (const item of output) if (item.status === 'in_progress') item.status = 'incomplete';
-      const response = responseObject(shell, { status: 'failed', output: copy(output), usage: null, error: { code: error.code, message: error.message } });
+      const response = responseObject(shell, {
+        status: 'failed',
+        output: copy(output),
+        usage: null,
+        error: { code: error.code, message: error.message },
+      });
       send('response.failed', { response });
     },
   };

@@ -79,7 +79,11 @@ export function toChatMessages(input: InputItem[]): ChatMessage[] {
         break;
       }
       case 'function_call_output':
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : item.output.map((p) => p.text).join('') });
+        out.push({
+          role: 'tool',
+          tool_call_id: item.call_id,
+          content: typeof item.output === 'string' ? item.output : item.output.map((p) => p.text).join(''),
+        });
         break;
     }
   }

@@ -71,7 +71,11 @@ export function itemIds(requestId: string) {
 }
 
 /** How a chat finish reason ends a response: a cut-off answer is `incomplete`, anything else `completed`. */
-export function endingOf(finishReason: string | null): { status: 'completed' | 'incomplete'; itemStatus: ItemStatus; incomplete: ResponseObject['incomplete_details'] } {
+export function endingOf(finishReason: string | null): {
+  status: 'completed' | 'incomplete';
+  itemStatus: ItemStatus;
+  incomplete: ResponseObject['incomplete_details'];
+} {
   if (finishReason === 'length') return { status: 'incomplete', itemStatus: 'incomplete', incomplete: { reason: 'max_output_tokens' } };
   if (finishReason === 'content_filter') return { status: 'incomplete', itemStatus: 'incomplete', incomplete: { reason: 'content_filter' } };
   return { status: 'completed', itemStatus: 'completed', incomplete: null };
@@ -90,7 +94,13 @@ export function responseUsage(u: ChatUsageFigures): ResponseUsage {
 
 export function responseObject(
   shell: ResponseShell,
-  state: { status: ResponseStatus; output: OutputItem[]; usage: ResponseUsage | null; incomplete?: ResponseObject['incomplete_details']; error?: ResponseObject['error'] },
+  state: {
+    status: ResponseStatus;
+    output: OutputItem[];
+    usage: ResponseUsage | null;
+    incomplete?: ResponseObject['incomplete_details'];
+    error?: ResponseObject['error'];
+  },
 ): ResponseObject {
   const { echo } = shell;
   return {
@@ -151,7 +161,14 @@ export function outputOf(message: ChatCompletion['choices'][number]['message'], 
     items.push({ type: 'message', id: ids.message(0), status, role: 'assistant', content });
   }
   calls.forEach((c, n) => {
-    items.push({ type: 'function_call', id: ids.call(n), call_id: c.id || ids.callId(n), name: c.function?.name ?? '', arguments: c.function?.arguments ?? '', status });
+    items.push({
+      type: 'function_call',
+      id: ids.call(n),
+      call_id: c.id || ids.callId(n),
+      name: c.function?.name ?? '',
+      arguments: c.function?.arguments ?? '',
+      status,
+    });
   });
   return items;
 }
