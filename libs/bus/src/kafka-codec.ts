@@ -59,7 +59,7 @@ export function deadLetterMessage(d: DeadLetter): Message {
 }
 
 /** Kafka's broker refuses a session timeout under its minimum, 6 s by default. */
-export const MIN_SESSION_TIMEOUT_MS = 6_000;
+const MIN_SESSION_TIMEOUT_MS = 6_000;
 
 /**
  * Kafka's "dead consumer" detection is the session timeout, so the port's claim delay becomes that, raised to the

@@ -34,7 +34,7 @@ export interface TestModel {
 }
 
 /** A registry through the real config schema, so the models are what production would resolve. */
-export function testRegistry(models: TestModel[]): ModelRegistry {
+function testRegistry(models: TestModel[]): ModelRegistry {
   const split = (e: string) => ({ provider: e.slice(0, e.indexOf('/')), model: e.slice(e.indexOf('/') + 1) });
   const providers = [...new Set(models.flatMap((m) => m.endpoints.map((e) => split(e).provider)))];
   return buildRegistry(
@@ -69,7 +69,7 @@ export interface FakeBilling {
 const FLUSH = 'test.flush';
 
 /** Billing as the money flow sees it: holds placed through the port, closes read off the bus by a 'billing' group. */
-export async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
+async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
   const requests: HoldRequest[] = [];
   const holdIds: string[] = [];
   const closes: HoldClose[] = [];

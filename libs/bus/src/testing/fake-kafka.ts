@@ -29,7 +29,7 @@ export interface Delivery {
  * One consumer of one group. `deliver` plays kafkajs' runner for one message: a resolved eachMessage commits the
  * offset; a thrown one commits nothing and the message is fetched again from that offset.
  */
-export class FakeConsumer implements KafkaConsumer {
+class FakeConsumer implements KafkaConsumer {
   readonly events = { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' } as const;
   subscription?: ConsumerSubscribeTopics;
   connected = false;

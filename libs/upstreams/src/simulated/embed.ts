@@ -27,7 +27,7 @@ export function simulatedVector(seed: string, dimensions: number): number[] {
 }
 
 /** Like the simulated chat, a "token" is a whitespace-separated word; every input costs at least one. */
-export function simulatedTokens(input: string | number[]): number {
+function simulatedTokens(input: string | number[]): number {
   return Math.max(1, typeof input === 'string' ? input.split(/\s+/).filter(Boolean).length : input.length);
 }
 

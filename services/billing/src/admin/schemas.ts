@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { rateLimitSchema } from '@gateway/config';
 
 /** Money in admin bodies is a JSON number (or decimal string) of USD, read exactly by @gateway/money. */
-export const usdAmount = z.union([z.number().finite(), z.string().regex(/^-?\d+(\.\d{1,9})?$/)]);
+const usdAmount = z.union([z.number().finite(), z.string().regex(/^-?\d+(\.\d{1,9})?$/)]);
 
 export const createAccountBody = z.strictObject({
   credits: usdAmount.refine((v) => Number(v) >= 0, 'must not be negative').optional(),

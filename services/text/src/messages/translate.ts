@@ -108,7 +108,7 @@ export function stopReasonOf(finishReason: string | null | undefined, stopSequen
 }
 
 /** Tool arguments are JSON text in the chat shape and an object in the message API; junk becomes `{}`. */
-export function toolInputOf(args: unknown): Record<string, unknown> {
+function toolInputOf(args: unknown): Record<string, unknown> {
   try {
     const input = JSON.parse(typeof args === 'string' && args ? args : '{}');
     return input !== null && typeof input === 'object' && !Array.isArray(input) ? input : {};

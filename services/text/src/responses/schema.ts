@@ -147,6 +147,6 @@ export const responsesBody = z
 
 export type ResponsesBody = z.infer<typeof responsesBody>;
 
-export function toolName(t: Tool): string {
+function toolName(t: Tool): string {
   return 'function' in t ? t.function.name : t.name;
 }

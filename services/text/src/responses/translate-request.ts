@@ -59,7 +59,7 @@ export function toChatBody(b: ResponsesBody): ChatBody {
   return body;
 }
 
-export function toChatMessages(input: InputItem[]): ChatMessage[] {
+function toChatMessages(input: InputItem[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const item of input) {
     const last = out[out.length - 1];

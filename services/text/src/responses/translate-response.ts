@@ -148,7 +148,7 @@ interface ChatToolCallOut {
 }
 
 /** The assistant's text (and refusal) as one message item, then one function_call item per tool call. */
-export function outputOf(message: ChatCompletion['choices'][number]['message'], ids: ReturnType<typeof itemIds>, status: ItemStatus): OutputItem[] {
+function outputOf(message: ChatCompletion['choices'][number]['message'], ids: ReturnType<typeof itemIds>, status: ItemStatus): OutputItem[] {
   const text = typeof message.content === 'string' ? message.content : '';
   const refusal = typeof message.refusal === 'string' ? message.refusal : '';
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as ChatToolCallOut[]) : [];
