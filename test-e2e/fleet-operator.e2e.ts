@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,38 +5,14 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { PG_URL, pickFleetPort } from './support/harness';
+import { runEntry } from './support/process';
 
 /**
  * `pnpm fleet` at the process level, started the way an operator starts it: the operator contract's variables
  * (../shared/spec/operations.md) and nothing else, a custom config, exit codes, SIGTERM.
  */
-const ROOT = path.resolve(__dirname, '..');
-const FLEET = path.join(ROOT, 'deploy', 'local-fleet.ts');
-
 /** What `pnpm fleet` runs (package.json), in its own process group so the test can stop every service with it. */
-function runFleet(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', FLEET], {
-    cwd: ROOT,
-    detached: true,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      BUS: '',
-      KAFKA_BROKERS: '',
-      GATEWAY_CONFIG: '',
-      GATEWAY_ADMIN_TOKEN: '',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, output: () => out, exited };
-}
+const runFleet = (env: Record<string, string>) => runEntry('deploy/local-fleet.ts', env, { detached: true });
 
 async function answers(url: string): Promise<boolean> {
   try {

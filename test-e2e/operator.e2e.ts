@@ -1,26 +1,12 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '../libs/testing/src/wait';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
+import { runEntry } from './support/process';
 
 /** The operator contract (spec/operations.md) at the process level: exit codes, start-up messages, SIGTERM. */
-const ROOT = path.resolve(__dirname, '..');
-const MAIN = path.join(ROOT, 'services', 'gateway', 'src', 'main.ts');
-
-function run(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', BUS: '', KAFKA_BROKERS: '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, output: () => out, exited };
-}
+const run = (env: Record<string, string>) => runEntry('services/gateway/src/main.ts', env);
 
 /**
  * The URL the gateway says it listens on, once it answers there. It is started on PORT=0, so the system picks a
