@@ -28,6 +28,15 @@ const expected: Expected[] = [
 ];
 const urlEnvOf = (name: string) => SERVICES.find((s) => s.name === name)!.urlEnv;
 
+function available(tool: string, args: string[]): boolean {
+  try {
+    execFileSync(tool, args, { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 type Doc = { kind: string; metadata: { name: string }; spec: any };
 const docsOf = (text: string): Doc[] =>
   YAML.parseAllDocuments(text)
@@ -68,6 +77,22 @@ describe('k8s/ manifests follow the service table', () => {
     );
   });
 
+  const kubectl = available('kubectl', ['version', '--client']);
+  (kubectl ? it : it.skip)(
+    `renders with kubectl kustomize into the same manifests${kubectl ? '' : ' (skipped: kubectl is not installed here)'}`,
+    () => {
+      const docs = docsOf(execFileSync('kubectl', ['kustomize', K8S], { encoding: 'utf8' }));
+      const port = (peer: string) => SERVICES.find((s) => s.name === peer)?.port;
+      for (const e of expected)
+        expectManifests(
+          docs,
+          e,
+          (n) => n,
+          (peer) => new RegExp(`^http://${peer}:${port(peer)}$`),
+        );
+    },
+  );
+
   it('has no Deployment for a service the table does not know', () => {
     const names = fs
       .readdirSync(K8S)
@@ -104,14 +129,7 @@ describe('the Helm chart follows the service table', () => {
     expect(monitor).toContain('- port: metrics');
   });
 
-  const helm = (() => {
-    try {
-      execFileSync('helm', ['version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
+  const helm = available('helm', ['version']);
   (helm ? it : it.skip)(
     `renders with helm template into the same manifests as the table${helm ? '' : ' (skipped: helm is not installed here)'}`,
     () => {
