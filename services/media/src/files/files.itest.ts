@@ -6,11 +6,12 @@ import path from 'node:path';
 import express from 'express';
 import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
 import { createLogger, finishApp, INTERNAL } from '@gateway/service-kit';
-import { createMediaService } from '../index';
 import { migrations } from '../migrations';
 import { filesystemStorage } from '../storage/filesystem';
 import type { MediaStorage } from '../storage/port';
+import { mountFiles } from './handler';
 import { FileRefs } from './refs';
+import { sweepExpiredMedia } from './sweeper';
 
 const BYTES = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
 
@@ -52,10 +53,11 @@ describeOnEngines('GET /v1/files/{id}', (engine) => {
     storage = filesystemStorage(dir);
     refs = new FileRefs(t.db, 60_000, () => now);
     origin = await startOrigin();
-    const media = createMediaService({ refs, storage, logger: createLogger('test', 'silent') });
-    sweep = media.sweep;
+    sweep = async () => void (await sweepExpiredMedia(refs, storage));
     const app = express();
-    app.use(media.router);
+    const router = express.Router();
+    mountFiles(router, { refs, storage });
+    app.use(router);
     finishApp(app, createLogger('test', 'silent'));
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
