@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
@@ -6,7 +6,23 @@ import { UpstreamError, classify } from './upstream-error';
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Sends `payload` as is: the caller has already put the upstream model (and anything else) in it. */
-export type JsonPost = (ep: ResolvedEndpoint, path: string, payload: Record<string, unknown>, opts: CallOptions) => Promise<Dispatcher.ResponseData>;
+export type JsonPost = (
+  ep: ResolvedEndpoint,
+  path: string,
+  payload: Record<string, unknown>,
+  opts: CallOptions,
+  /** What the answer is expected to be; JSON (or SSE for `stream: true`) unless said otherwise. */
+  accept?: string,
+) => Promise<Dispatcher.ResponseData>;
+
+/** Sends a multipart/form-data body (undici writes the boundary and the content type). */
+export type FormPost = (ep: ResolvedEndpoint, path: string, form: FormData, opts: CallOptions) => Promise<Dispatcher.ResponseData>;
+
+/** One connection pool per protocol, shared by its JSON and multipart calls. */
+export interface UpstreamClient {
+  json: JsonPost;
+  form: FormPost;
+}
 
 export interface JsonPostOptions {
   /** How the protocol presents the key from `api_key_env`; Bearer unless said otherwise. */
@@ -16,15 +32,16 @@ export interface JsonPostOptions {
 }
 
 /**
- * POST a JSON body to `{base_url}{path}` with the key from `api_key_env`. Shared by every HTTP protocol
- * (openai/, anthropic/, cohere/), so they pool connections and classify failures alike. `timeout_ms` bounds the
- * time to the response head, which is when failover is still possible.
+ * POST to `{base_url}{path}` with the key from `api_key_env`. Shared by every HTTP protocol (openai/, anthropic/,
+ * cohere/), so they pool connections and classify failures alike. `timeout_ms` bounds the time to the response
+ * head, which is when failover is still possible. A 4xx or 5xx is thrown as an UpstreamError of the status and the
+ * upstream's own reason, never the URL: a client fault's message reaches the client.
  */
-export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.ProcessEnv = process.env): JsonPost {
+export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.ProcessEnv = process.env): UpstreamClient {
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
   const auth = options.auth ?? ((key: string) => ({ authorization: `Bearer ${key}` }));
 
-  return async (ep, path, payload, opts) => {
+  const send = async (ep: ResolvedEndpoint, path: string, body: string | FormData, headers: Record<string, string>, opts: CallOptions) => {
     const timeout = ep.provider.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const apiKey = ep.provider.api_key_env ? env[ep.provider.api_key_env] : undefined;
     // The config schema requires base_url for every HTTP kind; should one slip through, fail over like a dead host.
@@ -35,14 +52,8 @@ export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.Proces
       res = await request(url, {
         method: 'POST',
         dispatcher: agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: payload.stream ? 'text/event-stream' : 'application/json',
-          ...options.headers,
-          ...(apiKey ? auth(apiKey) : {}),
-          'x-request-id': opts.requestId,
-        },
-        body: JSON.stringify(payload),
+        headers: { ...headers, ...options.headers, ...(apiKey ? auth(apiKey) : {}), 'x-request-id': opts.requestId },
+        body,
         headersTimeout: timeout,
         // Between body chunks; a stalled stream breaks instead of hanging forever.
         bodyTimeout: Math.max(timeout, 30_000),
@@ -57,21 +68,48 @@ export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.Proces
     }
     return res;
   };
+
+  return {
+    json: (ep, path, payload, opts, accept) =>
+      send(
+        ep,
+        path,
+        JSON.stringify(payload),
+        { 'content-type': 'application/json', accept: accept ?? (payload.stream ? 'text/event-stream' : 'application/json') },
+        opts,
+      ),
+    form: (ep, path, form, opts) => send(ep, path, form, { accept: '*/*' }, opts),
+  };
+}
+
+/** The JSON half of a client, for protocols that send nothing else. */
+export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.ProcessEnv = process.env): JsonPost {
+  return createUpstreamClient(options, env).json;
+}
+
+/** The whole answer as text; a connection that breaks while it is read fails over like any other. */
+export async function readText(res: Dispatcher.ResponseData): Promise<string> {
+  try {
+    return await res.body.text();
+  } catch (e) {
+    throw classify(e);
+  }
 }
 
 /** The whole answer as JSON; an answer that is not JSON is the upstream's fault, so the next endpoint may take over. */
 export async function readJson(res: Dispatcher.ResponseData): Promise<unknown> {
-  let text: string;
-  try {
-    text = await res.body.text();
-  } catch (e) {
-    throw classify(e);
-  }
+  const text = await readText(res);
   try {
     return JSON.parse(text);
   } catch {
     throw new UpstreamError('protocol', 'upstream answer is not JSON');
   }
+}
+
+/** A response header's (first) value. */
+export function headerOf(res: Dispatcher.ResponseData, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
 }
 
 /** OpenAI and Anthropic put the reason in `error.message` (Anthropic its kind in `error.type`), Cohere in `message`. */

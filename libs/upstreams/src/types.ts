@@ -83,3 +83,72 @@ export interface RerankResult {
 export interface RerankProtocol {
   rerank(endpoint: ResolvedEndpoint, body: RerankRequest, opts: CallOptions): Promise<RerankResult>;
 }
+
+/** One image generation call; the route has validated `n` (1 to 10) and resolved which size fields win. */
+export interface ImageRequest {
+  prompt: string;
+  n: number;
+  /** Dimensions (1024x1024), a ratio or a tier, forwarded as the route passes it. */
+  size?: string;
+  aspectRatio?: string;
+  resolution?: string;
+  quality?: string;
+  referenceUrls?: string[];
+  /** Other body fields the model takes, passed through; the named fields above win over them. */
+  extra?: Record<string, unknown>;
+}
+
+/** An image the upstream hosts (the media service fetches it), or one it sent inline. */
+export type GeneratedImage = { kind: 'url'; url: string } | { kind: 'bytes'; bytes: Buffer; contentType: string };
+
+export interface ImageResult {
+  /** At most `n`; fewer when the upstream made fewer, never none. */
+  images: GeneratedImage[];
+}
+
+export interface ImageProtocol {
+  generateImages(endpoint: ResolvedEndpoint, req: ImageRequest, opts: CallOptions): Promise<ImageResult>;
+}
+
+export type SpeechFormat = 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
+
+export interface SpeechRequest {
+  input: string;
+  voice: string;
+  responseFormat: SpeechFormat;
+  speed: number;
+}
+
+/** Resolves once the upstream answered 2xx with its head: failover can still happen before the first byte. */
+export interface SpeechAudio {
+  contentType: string;
+  /** The audio as it arrives; iterating it fails with an UpstreamError when the upstream breaks off. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+export interface SpeechProtocol {
+  speech(endpoint: ResolvedEndpoint, req: SpeechRequest, opts: CallOptions): Promise<SpeechAudio>;
+}
+
+export type TranscriptFormat = 'json' | 'text' | 'srt' | 'verbose_json' | 'vtt';
+
+export interface TranscriptionRequest {
+  audio: Buffer;
+  /** Container name (wav, mp3, ...), as the client named it. */
+  format: string;
+  language?: string;
+  responseFormat: TranscriptFormat;
+  timestampGranularities?: Array<'word' | 'segment'>;
+}
+
+export interface TranscriptionResult {
+  contentType: string;
+  /** The upstream's answer, verbatim (json and verbose_json as text too). */
+  body: string;
+  /** Seconds of audio the upstream reported (verbose_json's `duration`, or a usage field), when it reported any. */
+  durationSeconds?: number;
+}
+
+export interface TranscriptionProtocol {
+  transcribe(endpoint: ResolvedEndpoint, req: TranscriptionRequest, opts: CallOptions): Promise<TranscriptionResult>;
+}
