@@ -1,12 +1,21 @@
-import type { ChatChunk, ChatCompletion, EmbeddingProtocol, TextProtocol } from '../types';
+import type { ChatChunk, ChatCompletion, EmbeddingProtocol, ImageProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from '../types';
 import { UpstreamError, classify } from '../upstream-error';
 import { sseData } from '../sse';
 import { openAIEmbed } from './embed';
-import { createJsonPost } from '../http';
+import { openAIImages } from './images';
+import { openAISpeech } from './speech';
+import { openAITranscribe } from './transcription';
+import { createUpstreamClient } from '../http';
 
-/** OpenAI-compatible upstreams (`kind: openai`): POST {base_url}/chat/completions and {base_url}/embeddings with undici. */
-export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): TextProtocol & EmbeddingProtocol {
-  const post = createJsonPost({}, env);
+/**
+ * OpenAI-compatible upstreams (`kind: openai`): chat completions, embeddings, image generations, speech and
+ * transcriptions under {base_url}, through one undici pool.
+ */
+export function createOpenAIProtocol(
+  env: NodeJS.ProcessEnv = process.env,
+): TextProtocol & EmbeddingProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol {
+  const client = createUpstreamClient({}, env);
+  const post = client.json;
 
   return {
     async chat(ep, body, opts) {
@@ -43,5 +52,8 @@ export function createOpenAIProtocol(env: NodeJS.ProcessEnv = process.env): Text
       })();
     },
     embed: openAIEmbed(post),
+    generateImages: openAIImages(post),
+    speech: openAISpeech(post),
+    transcribe: openAITranscribe(client.form),
   };
 }
