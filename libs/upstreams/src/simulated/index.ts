@@ -1,8 +1,20 @@
 import crypto from 'node:crypto';
 import type { ResolvedEndpoint } from '@gateway/config';
-import type { ChatChunk, ChatCompletion, EmbeddingProtocol, RerankProtocol, TextProtocol } from '../types';
+import type {
+  ChatChunk,
+  ChatCompletion,
+  EmbeddingProtocol,
+  ImageProtocol,
+  RerankProtocol,
+  SpeechProtocol,
+  TextProtocol,
+  TranscriptionProtocol,
+} from '../types';
 import { simulatedEmbed } from './embed';
 import { simulatedRerank } from './rerank';
+import { simulatedImages } from './images';
+import { simulatedSpeech } from './speech';
+import { simulatedTranscribe } from './transcription';
 
 /**
  * The built-in upstream (`kind: simulated`): answers offline, deterministically (same request, same reply),
@@ -29,7 +41,12 @@ function compose(ep: ResolvedEndpoint, body: Record<string, unknown>) {
   return { promptTokens, words, finish: words.length < reply.length ? 'length' : 'stop', id: `sim-${digest}` };
 }
 
-export function createSimulatedProtocol(): TextProtocol & EmbeddingProtocol & RerankProtocol {
+export function createSimulatedProtocol(): TextProtocol &
+  EmbeddingProtocol &
+  RerankProtocol &
+  ImageProtocol &
+  SpeechProtocol &
+  TranscriptionProtocol {
   return {
     async chat(ep, body) {
       const { promptTokens, words, finish, id } = compose(ep, body);
@@ -69,5 +86,8 @@ export function createSimulatedProtocol(): TextProtocol & EmbeddingProtocol & Re
     },
     embed: simulatedEmbed,
     rerank: simulatedRerank,
+    generateImages: simulatedImages,
+    speech: simulatedSpeech,
+    transcribe: simulatedTranscribe,
   };
 }
