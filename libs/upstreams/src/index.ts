@@ -10,6 +10,18 @@ export type {
   RerankProtocol,
   RerankRequest,
   RerankResult,
+  ImageProtocol,
+  ImageRequest,
+  ImageResult,
+  GeneratedImage,
+  SpeechProtocol,
+  SpeechRequest,
+  SpeechAudio,
+  SpeechFormat,
+  TranscriptionProtocol,
+  TranscriptionRequest,
+  TranscriptionResult,
+  TranscriptFormat,
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
 export { countTokens, maxTokensOf, warmTokenizer } from './tokens';
@@ -17,7 +29,7 @@ export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';
 import type { ProviderConfig } from '@gateway/config';
-import type { EmbeddingProtocol, RerankProtocol, TextProtocol } from './types';
+import type { EmbeddingProtocol, ImageProtocol, RerankProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from './types';
 import { createOpenAIProtocol } from './openai';
 import { createSimulatedProtocol } from './simulated';
 import { createAnthropicProtocol } from './anthropic';
@@ -30,11 +42,16 @@ export interface Protocols {
   text(kind: Kind): TextProtocol | undefined;
   embedding(kind: Kind): EmbeddingProtocol | undefined;
   rerank(kind: Kind): RerankProtocol | undefined;
+  image(kind: Kind): ImageProtocol | undefined;
+  speech(kind: Kind): SpeechProtocol | undefined;
+  transcription(kind: Kind): TranscriptionProtocol | undefined;
 }
+
+type AnyProtocol = Partial<TextProtocol & EmbeddingProtocol & RerankProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol>;
 
 /** One protocol object per provider kind, shared by every endpoint of that kind. */
 export function createProtocols(): Protocols {
-  const byKind: Partial<Record<Kind, Partial<TextProtocol & EmbeddingProtocol & RerankProtocol>>> = {
+  const byKind: Partial<Record<Kind, AnyProtocol>> = {
     openai: createOpenAIProtocol(),
     simulated: createSimulatedProtocol(),
     anthropic: createAnthropicProtocol(),
@@ -48,5 +65,8 @@ export function createProtocols(): Protocols {
     text: (kind) => has(kind, 'chat'),
     embedding: (kind) => has(kind, 'embed'),
     rerank: (kind) => has(kind, 'rerank'),
+    image: (kind) => has(kind, 'generateImages'),
+    speech: (kind) => has(kind, 'speech'),
+    transcription: (kind) => has(kind, 'transcribe'),
   };
 }
