@@ -36,6 +36,8 @@ export interface FleetOptions {
   adminToken?: string;
   publicUrl?: string;
   logLevel?: GatewayEnv['LOG_LEVEL'];
+  /** Files a service keeps on disk (media without S3); default .gateway-fleet-data/ in the repository. */
+  dataDir?: string;
   /** Drop the database on stop (tests use a throwaway one). */
   dropDatabaseOnStop?: boolean;
   /** Each process's output goes to <logDir>/<name>.log instead of this terminal. */
@@ -140,6 +142,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const common: Record<string, string> = {
     ...inherited,
     DATABASE_URL: databaseUrl,
+    GATEWAY_DATA_DIR: opts.dataDir ?? path.join(ROOT, '.gateway-fleet-data'),
     REDIS_URL: opts.redisUrl ?? DEFAULT_REDIS_URL,
     BUS: opts.bus ?? 'redis',
     ...(opts.kafkaBrokers ? { KAFKA_BROKERS: opts.kafkaBrokers } : {}),

@@ -69,6 +69,11 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
     expectNotFound(await get('/v1/chat'));
   });
 
+  it('routes /v1/files to the media service: an unknown file is 404 not_found with a key, 401 without', async () => {
+    expectNotFound(await get('/v1/files/file_000000000000000000000000', { authorization: `Bearer ${key}` }));
+    expect((await get('/v1/files/file_000000000000000000000000')).status).toBe(401);
+  });
+
   it('a public path asked with another method is unknown too, not unauthorised', async () => {
     const r = await fetch(`${url}/v1/models`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(r.status).toBe(404);

@@ -27,12 +27,12 @@ export interface TestGateway {
     opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number },
   ): Promise<{ accountId: string; key: string; keyId: string }>;
   /** Fleet only: stops one service's process, to prove what the others do without it. */
-  killService?(name: 'billing' | 'text' | 'catalogue'): Promise<void>;
+  killService?(name: 'billing' | 'text' | 'media' | 'catalogue'): Promise<void>;
   /**
    * Base URL of a process's probes-and-metrics listener (never the public one). Embedded, every service shares
    * the one process's; in the fleet each service has its own, so name the one whose figures you want.
    */
-  metricsUrl(service: 'edge' | 'billing' | 'text' | 'catalogue'): string;
+  metricsUrl(service: 'edge' | 'billing' | 'text' | 'media' | 'catalogue'): string;
   stop(): Promise<void>;
 }
 
@@ -110,6 +110,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
           adminToken,
           dropDatabaseOnStop: true,
           logDir: dir,
+          dataDir: dir,
           env: { LOG_LEVEL: 'warn' },
         });
       } catch (e) {

@@ -64,6 +64,13 @@ export const configSchema = z
         allow_private_addresses: z.boolean().default(false),
       })
       .prefault({}),
+    /** Addition: generated media. */
+    media: z
+      .strictObject({
+        /** How long a /v1/files reference (and bytes the gateway stored for it) lives. */
+        file_ttl: z.string().regex(DURATION, 'must be a duration such as "15m"').default('15m'),
+      })
+      .prefault({}),
     limits: z
       .strictObject({
         rate_limit: rateLimitSchema.default({ requests: 600, interval: '60s' }),

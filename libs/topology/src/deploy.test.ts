@@ -93,6 +93,11 @@ describe('k8s/ manifests follow the service table', () => {
     },
   );
 
+  it('has a PodDisruptionBudget for each service of the table', () => {
+    const pdbs = docsOf(fs.readFileSync(path.join(K8S, 'pdb.yaml'), 'utf8')).filter((d) => d.kind === 'PodDisruptionBudget');
+    expect(pdbs.map((d) => d.metadata.name).sort()).toEqual(expected.map((e) => e.name).sort());
+  });
+
   it('has no Deployment for a service the table does not know', () => {
     const names = fs
       .readdirSync(K8S)

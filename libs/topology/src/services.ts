@@ -48,6 +48,14 @@ export const SERVICES = [
     peers: ['billing'],
   },
   {
+    name: 'media',
+    port: 8084,
+    urlEnv: 'MEDIA_URL',
+    publicPaths: [],
+    keyedPaths: [/^\/v1\/files\/[^/]+\/?$/, /^\/v1\/images(\/generations)?\/?$/, /^\/v1\/audio\/(speech|transcriptions)\/?$/],
+    peers: ['billing'],
+  },
+  {
     name: 'catalogue',
     port: 8083,
     urlEnv: 'CATALOGUE_URL',

@@ -10,6 +10,7 @@ import { Circuits } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
+import { openMedia, s3OptionsOf } from '@gateway/media';
 
 export interface EmbeddedGateway {
   served: Served;
@@ -50,9 +51,16 @@ export async function startEmbedded(
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
   });
   const demo = await ensureDemoAccount(billingDb);
+  // One set of circuits: an endpoint that fails for one route is the same endpoint for another.
+  const circuits = new Circuits();
   const text = createTextService(
-    { registry, billing: billing.port, bus, circuits: new Circuits(), logger: logger.child({ service: 'text' }), metrics },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics },
     { maxRequestBody: config.limits.max_request_body },
+  );
+  const media = await openMedia(
+    config,
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics },
+    { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
   const catalogue = createCatalogueService(registry);
   const edge = createEdge({
@@ -61,13 +69,17 @@ export async function startEmbedded(
     logger,
     metrics,
     // Embedded, each entry of the service table is served by its router in this process.
-    services: { billing: billing.publicRouter, text: text.router, catalogue: catalogue.router } satisfies Record<ServiceName, RequestHandler>,
+    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.router } satisfies Record<
+      ServiceName,
+      RequestHandler
+    >,
     admin: billing.adminRouter,
     publicRateLimit: rateOf(config.limits.public_rate_limit),
     trustProxy: env.TRUST_PROXY,
   });
   keys = edge.keys;
   await billing.start();
+  media.service.start();
 
   const served = await serve(edge.app, {
     service: 'gateway',
@@ -76,11 +88,15 @@ export async function startEmbedded(
     metricsPort: env.METRICS_PORT,
     logger,
     metrics,
-    ready: billing.ready,
+    ready: async () => {
+      await billing.ready();
+      await media.ping();
+    },
     onDrained: async () => {
       // The bus first: it delivers the settles still queued while billing is still consuming them.
       await bus.close();
       await billing.stop();
+      await media.close();
       await meter.close();
       await billingDb.close();
     },

@@ -7,6 +7,7 @@ import type { MediaStorage } from './storage/port';
 
 export { FileRefs, type FileRef, type NewFileRef } from './files/refs';
 export { migrations } from './migrations';
+export { openMedia, s3OptionsOf, type MediaOptions } from './open';
 export { filesystemStorage } from './storage/filesystem';
 export { type S3Storage, type S3StorageOptions, s3Storage } from './storage/s3';
 export type { MediaStorage } from './storage/port';

@@ -172,6 +172,38 @@ app.kubernetes.io/component: {{ .name }}
       name: {{ $secret }}
       key: admin-token
 {{- end }}
+{{- if eq $name "media" }}
+- name: GATEWAY_DATA_DIR
+  value: /data
+{{- with $root.Values.mediaStorage.s3 }}
+{{- if .bucket }}
+- name: MEDIA_S3_BUCKET
+  value: {{ .bucket | quote }}
+{{- with .region }}
+- name: MEDIA_S3_REGION
+  value: {{ . | quote }}
+{{- end }}
+{{- with .endpoint }}
+- name: MEDIA_S3_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: MEDIA_S3_FORCE_PATH_STYLE
+  value: {{ .forcePathStyle | toString | quote }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: media-s3-access-key-id
+      optional: true
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: media-s3-secret-access-key
+      optional: true
+{{- end }}
+{{- end }}
+{{- end }}
 {{- with $root.Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
