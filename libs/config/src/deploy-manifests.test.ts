@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ENV_VARIABLES } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, SERVICES } from './services';
+import { EDGE, METRICS_PORT_OFFSET, SERVICES } from '@gateway/topology';
+import { ENV_VARIABLES } from './env';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CHART = path.join(ROOT, 'deploy/helm/model-gateway');
