@@ -1,5 +1,9 @@
 /** Projects: unit (no servers), integration (real PostgreSQL and Redis), e2e (whole gateway, both run modes). */
-const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+// ignoreDynamic keeps import() as import(): ESM-only packages (music-metadata) load that way, as they do under tsx;
+// turned into require(), jest could not load them. Needs --experimental-vm-modules, which the test script sets.
+const transform = {
+  '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs', ignoreDynamic: true } }],
+};
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
   projects: [
