@@ -70,5 +70,18 @@ export const DEFAULT_CONFIG = {
         { provider: 'sim-backup', model: 'sim-rerank-small' },
       ],
     },
+    {
+      id: 'demo/image-small',
+      name: 'Demo Image Small',
+      description: 'A simulated image model: one-colour 64x64 PNGs seeded by the prompt, real billing per image.',
+      category: 'image',
+      status: 'available',
+      pricing: { image: '0.02' },
+      supported_parameters: ['n', 'size', 'aspect_ratio', 'resolution', 'quality'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-image-small' },
+        { provider: 'sim-backup', model: 'sim-image-small' },
+      ],
+    },
   ],
 };

@@ -1,4 +1,13 @@
-export { configSchema, rateLimitSchema, type GatewayConfig, type ModelConfig, type ProviderConfig, type Pricing, parseDuration } from './schema';
+export {
+  configSchema,
+  rateLimitSchema,
+  type GatewayConfig,
+  type ModelConfig,
+  type ProviderConfig,
+  type Pricing,
+  parseDuration,
+  resolutionKey,
+} from './schema';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
 export { readEnv, serviceUrl, ENV_VARIABLES, type GatewayEnv } from './env';

@@ -1,5 +1,5 @@
 import { parseRate } from '@gateway/money';
-import type { GatewayConfig, ModelConfig, ProviderConfig } from './schema';
+import { resolutionKey, type GatewayConfig, type ModelConfig, type ProviderConfig } from './schema';
 
 export interface ResolvedEndpoint {
   /** `<provider id>/<upstream model>`: stable name for circuits, logs and metrics; never shown to clients. */
@@ -11,7 +11,16 @@ export interface ResolvedEndpoint {
 export interface ResolvedModel {
   config: ModelConfig;
   /** Per-unit rates in atto-USD; absent prices are 0. */
-  rates: { prompt: bigint; completion: bigint; request: bigint; image: bigint; character: bigint; second: bigint };
+  rates: {
+    prompt: bigint;
+    completion: bigint;
+    request: bigint;
+    image: bigint;
+    /** Per image at a resolution, keyed by `resolutionKey`; `image` prices the resolutions absent here. */
+    imageByResolution: ReadonlyMap<string, bigint>;
+    character: bigint;
+    second: bigint;
+  };
   endpoints: ResolvedEndpoint[];
 }
 
@@ -38,6 +47,7 @@ export function buildRegistry(config: GatewayConfig): ModelRegistry {
         completion: parseRate(p.completion ?? '0'),
         request: parseRate(p.request ?? '0'),
         image: parseRate(p.image ?? '0'),
+        imageByResolution: new Map(Object.entries(p.image_by_resolution ?? {}).map(([k, v]) => [resolutionKey(k), parseRate(v)])),
         character: parseRate(p.character ?? '0'),
         second: parseRate(p.second ?? '0'),
       },

@@ -10,6 +10,11 @@ export function parseDuration(value: string): number {
   return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
 }
 
+/** How a resolution is compared, in the config's keys and in requests alike: "2k" is "2K", "1024 x 1024" is "1024X1024". */
+export function resolutionKey(resolution: string): string {
+  return resolution.replace(/\s+/g, '').toUpperCase();
+}
+
 const usd = z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal string in USD, e.g. "0.000002"');
 
 export const rateLimitSchema = z.strictObject({
@@ -25,6 +30,8 @@ const pricingSchema = z.strictObject({
   completion: usd.optional(),
   request: usd.optional(),
   image: usd.optional(),
+  /** Addition: per image by the request's resolution ("1K", "2K", "1024x1024"); `image` prices every other one. */
+  image_by_resolution: z.record(z.string().min(1).max(32), usd).optional(),
   character: usd.optional(),
   second: usd.optional(),
 });
@@ -102,6 +109,18 @@ export const configSchema = z
       });
       if (m.category === 'text' && !m.max_output_tokens)
         ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
+      const byResolution = Object.keys(m.pricing.image_by_resolution ?? {});
+      // Without `image`, a resolution the operator did not list would be free.
+      if (byResolution.length && m.pricing.image === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', i, 'pricing', 'image'],
+          message: 'required with image_by_resolution (it prices every other resolution)',
+        });
+      byResolution.forEach((k, j) => {
+        if (byResolution.findIndex((o) => resolutionKey(o) === resolutionKey(k)) !== j)
+          ctx.addIssue({ code: 'custom', path: ['models', i, 'pricing', 'image_by_resolution', k], message: 'the same resolution as another key' });
+      });
       // The listings promise an integer context length for every text model; no default would be true of all of them.
       if (m.category === 'text' && !m.context_length)
         ctx.addIssue({ code: 'custom', path: ['models', i, 'context_length'], message: 'required for text models (the model listings report it)' });
