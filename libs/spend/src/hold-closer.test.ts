@@ -51,6 +51,18 @@ describe('HoldCloser', () => {
     expect(fx.billing.closes[0].record.capped_from_nano).toBeUndefined();
   });
 
+  it('records the media items a settle was charged for, and none on a release', async () => {
+    const paid = await placedAndAnswered();
+    await paid.settle({ chargeNano: 2n, tokensPrompt: 0, tokensCompletion: 0, finishReason: null, mediaCompletion: 3 });
+    const released = await placedAndAnswered();
+    await released.release('upstream_unavailable');
+    await fx.billing.delivered();
+    expect(fx.billing.closes.map((c) => [c.outcome, c.record.num_media_completion])).toEqual([
+      ['settle', 3],
+      ['release', 0],
+    ]);
+  });
+
   it('the JSON form carries the amount as a decimal string and reads back to the same record', async () => {
     const paid = await placedAndAnswered();
     const json = JSON.parse(JSON.stringify(holdRecordToJSON(paid.record)));
