@@ -34,6 +34,8 @@ export const usageRecordSchema = z.object({
   finished_at: z.string(),
   /** Worst case held vs. the upstream's report: set when the charge was capped at the hold. */
   capped_from_nano: nanoString.optional(),
+  /** The charge rests on the gateway's own measure, not the upstream's report (a transcription with no duration). */
+  usage_estimated: z.boolean().default(false),
 });
 export type UsageRecord = z.infer<typeof usageRecordSchema>;
 

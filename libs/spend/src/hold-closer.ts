@@ -19,6 +19,10 @@ export interface Usage {
   tokensPrompt: number;
   tokensCompletion: number;
   finishReason: string | null;
+  /** Media items the answer made (images returned): the record's num_media_completion. */
+  mediaCompletion?: number;
+  /** The quantity charged is the gateway's own measure, the upstream reported none: the record says so. */
+  estimated?: boolean;
 }
 
 /**
@@ -36,7 +40,8 @@ export interface CallFacts {
   firstByteAt?: number;
 }
 
-type RecordFields = Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'>;
+type RecordFields = Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'> &
+  Partial<Pick<UsageRecord, 'usage_estimated' | 'num_media_completion'>>;
 
 /**
  * The one way a hold leaves open: one `hold.close.v1` event, built from the record alone, so PaidCall and any
@@ -102,6 +107,8 @@ export class HoldCloser {
         tokens_prompt: usage.tokensPrompt,
         tokens_completion: usage.tokensCompletion,
         capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
+        usage_estimated: usage.estimated ?? false,
+        num_media_completion: usage.mediaCompletion ?? 0,
       },
       facts,
     );
@@ -131,6 +138,7 @@ export class HoldCloser {
       fallback_used: facts.fallbackUsed ?? attempts > 1,
       origin: '',
       finished_at: new Date(now).toISOString(),
+      usage_estimated: false,
       ...rec,
     };
     const data: HoldClose = {

@@ -2,4 +2,5 @@ export { PaidCall, type SpendDeps, type PaidCallSpec, type Answer } from './paid
 export { HoldCloser, type CloseDeps, type CallFacts, type Usage } from './hold-closer';
 export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-record';
 export { guarded, type Releasable } from './guarded';
+export { refuseOtherCategory } from './category';
 export { Circuits, type CircuitState } from './circuits';

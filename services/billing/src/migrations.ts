@@ -12,5 +12,6 @@ const SQL = path.join(__dirname, 'ledger', 'sql');
  */
 export const migrations: Migration[] = [
   sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
+  sqlFileMigration('002_usage_estimated', SQL, ['002_usage_estimated.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'expire_holds.sql'], { repeatable: true }),
 ];

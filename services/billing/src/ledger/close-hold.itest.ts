@@ -3,6 +3,7 @@ import { useLedgerDb } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold, type Payer, type PlacedHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
 import { until } from '../testing/until';
+import { generationRecord } from './generation';
 import { expireHolds } from './holds';
 
 /** close_hold's failure paths (ledger/sql/close_hold.sql), on PostgreSQL and PGlite. */
@@ -95,5 +96,18 @@ describeOnEngines('close_hold', (engine) => {
     expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.5'))).toEqual({ result: 'noop', charged: 200_000_000n });
     expect(await figures(t.db, a)).toEqual(settled);
     expect(await usageRecordsOf(t.db, h.requestId)).toHaveLength(1);
+  });
+
+  it("keeps the record's usage_estimated flag for the generation record, false when the event has none", async () => {
+    const a = await payer(t.db, '1');
+    const measured = await placeHold(t.ledger, a, '0.5');
+    const reported = await placeHold(t.ledger, a, '0.5');
+    await t.ledger.closeHold(closeEvent(measured, a, 'settle', '0.2', { usage_estimated: true }));
+    // An event from a producer that predates the flag: close_hold reads its absence as false.
+    const legacy = closeEvent(reported, a, 'settle', '0.1');
+    delete (legacy.record as Partial<typeof legacy.record>).usage_estimated;
+    await t.ledger.closeHold(legacy);
+    expect(await generationRecord(t.db, a.accountId, measured.requestId)).toMatchObject({ usage_estimated: true, cost: '0.2' });
+    expect(await generationRecord(t.db, a.accountId, reported.requestId)).toMatchObject({ usage_estimated: false, cost: '0.1' });
   });
 });

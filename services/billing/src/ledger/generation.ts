@@ -24,6 +24,8 @@ export async function generationRecord(db: Db, accountId: string, requestId: str
     total_cost: toCents2(cost),
     // Addition: the exact charge, as on usage.cost, since two decimals hide most text charges.
     cost: formatUsd(cost),
+    // Addition: true when the charge rests on the gateway's own measure because the upstream reported no usage.
+    usage_estimated: r.usage_estimated === true,
     cache_discount: 0,
     finish_reason: r.finish_reason ?? (r.status === 'succeeded' ? 'stop' : 'error'),
     latency: r.latency,

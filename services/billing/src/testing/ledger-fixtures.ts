@@ -49,6 +49,7 @@ export const usageRecord: UsageRecord = {
   fallback_used: false,
   origin: '',
   finished_at: '2025-01-01T00:00:00.000Z',
+  usage_estimated: false,
 };
 
 /** The hold-close event the money flow publishes: settle with `charge` USD, or release. */

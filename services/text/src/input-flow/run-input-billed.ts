@@ -1,7 +1,6 @@
-import type { ModelConfig, ModelRegistry, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
-import { GatewayError } from '@gateway/errors';
+import type { ModelConfig, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
 import type { RequestContext } from '@gateway/service-kit';
-import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
+import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { CallOptions } from '@gateway/upstreams';
 import { inputCharge } from '../text-pricing';
 
@@ -44,7 +43,7 @@ export async function runInputBilled<P, T>(
   deps: InputBilledDeps<P>,
   call: InputBilledCall<P, T>,
 ): Promise<InputBilledOutcome<T>> {
-  refuseOtherCategory(deps.registry, call);
+  refuseOtherCategory(deps.registry, call.slug, call.category, call.route);
   const paid = await PaidCall.begin(deps, {
     ctx,
     category: call.category,
@@ -63,20 +62,6 @@ export async function runInputBilled<P, T>(
     const cost = await paid.settle({ chargeNano: inputCharge(model, tokens), tokensPrompt: tokens, tokensCompletion: 0, finishReason: null });
     return { result, model, tokens, cost, requestId: ctx.requestId };
   });
-}
-
-/**
- * The contract wants a model of another category refused as the client's mistake (400) before any hold, where
- * PaidCall alone would answer 409. A slug that does not exist is left to PaidCall: 409, as on every sync route.
- */
-function refuseOtherCategory(registry: ModelRegistry, call: Pick<InputBilledCall<unknown, unknown>, 'category' | 'slug' | 'route'>): void {
-  const m = registry.get(call.slug);
-  if (m && m.config.category !== call.category) {
-    throw new GatewayError(
-      'invalid_request',
-      `Model ${call.slug} is a ${m.config.category} model; ${call.route} serves ${call.category} models only`,
-    );
-  }
 }
 
 /** An upstream's token figure, when it gave a usable one: 0 for a non-empty input means "not counted", not "free". */
