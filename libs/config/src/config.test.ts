@@ -7,6 +7,7 @@ describe('config', () => {
     const cfg = parseConfig(base());
     expect(cfg.limits.rate_limit).toEqual({ requests: 600, interval: '60s' });
     expect(cfg.webhooks.max_retries).toBe(5);
+    expect(cfg.limits).toMatchObject({ max_request_body: '8mb', max_audio_body: '35mb' });
   });
 
   it.each([
@@ -72,6 +73,13 @@ describe('config', () => {
         c.limits = { max_request_body: 'huge' };
       },
       'limits.max_request_body',
+    ],
+    [
+      'an audio body limit that is not a size',
+      (c: any) => {
+        c.limits = { max_audio_body: '35 megabytes' };
+      },
+      'limits.max_audio_body',
     ],
   ])('names the field for %s', (_name, mutate, field) => {
     const c = base();

@@ -83,5 +83,31 @@ export const DEFAULT_CONFIG = {
         { provider: 'sim-backup', model: 'sim-image-small' },
       ],
     },
+    {
+      id: 'demo/speech-small',
+      name: 'Demo Speech Small',
+      description: 'A simulated speech model: a tone as long as the input takes to say, as wav or pcm only; billed per input character.',
+      category: 'audio',
+      status: 'available',
+      pricing: { character: '0.000015' },
+      supported_parameters: ['voice', 'response_format', 'speed'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-speech-small' },
+        { provider: 'sim-backup', model: 'sim-speech-small' },
+      ],
+    },
+    {
+      id: 'demo/transcribe-small',
+      name: 'Demo Transcribe Small',
+      description: 'A simulated transcription model: a sentence seeded by the audio, no reported duration; billed per measured second.',
+      category: 'audio',
+      status: 'available',
+      pricing: { second: '0.0001' },
+      supported_parameters: ['language', 'response_format', 'timestamp_granularities'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-transcribe-small' },
+        { provider: 'sim-backup', model: 'sim-transcribe-small' },
+      ],
+    },
   ],
 };

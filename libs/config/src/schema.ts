@@ -15,6 +15,8 @@ export function resolutionKey(resolution: string): string {
   return resolution.replace(/\s+/g, '').toUpperCase();
 }
 
+const bodySize = z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as "8mb", "512kb" or "65536b"');
+
 const usd = z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal string in USD, e.g. "0.000002"');
 
 export const rateLimitSchema = z.strictObject({
@@ -84,11 +86,10 @@ export const configSchema = z
         /** Addition: public routes (no key) are metered per client address. */
         public_rate_limit: rateLimitSchema.default({ requests: 1200, interval: '60s' }),
         job_concurrency: z.number().int().positive().default(10),
-        /** Addition: the largest request body a route accepts; larger ones answer 413. */
-        max_request_body: z
-          .string()
-          .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as "8mb", "512kb" or "65536b"')
-          .default('8mb'),
+        /** Addition: the largest request body a route accepts (transcriptions: max_audio_body); larger ones answer 413. */
+        max_request_body: bodySize.default('8mb'),
+        /** Addition: the largest POST /v1/audio/transcriptions body; 35mb carries OpenAI's 25 MB audio limit in base64. */
+        max_audio_body: bodySize.default('35mb'),
       })
       .prefault({}),
   })
