@@ -11,9 +11,9 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testTimeout: 20_000,
+      setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-integration.js'],
       testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'],
     },
-    { ...common, displayName: 'e2e', testTimeout: 30_000, testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
+    { ...common, displayName: 'e2e', setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-e2e.js'], testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
   ],
 };
