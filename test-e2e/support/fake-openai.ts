@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { fakeImageFile, fakeImages } from './fake-openai-images';
 import { startFakeServer, type FakeUpstream } from './fake-server';
 
 /**
@@ -19,12 +20,15 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *   echo          answers with the JSON of the messages it received (to check translations)
  * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
  * number of inputs × 2; model status-<code> fails as above.
+ * POST /v1/images/generations and the image files it links to: see fake-openai-images.ts.
  */
 export type { FakeUpstream } from './fake-server';
 
 export function startFakeOpenAI(): Promise<FakeUpstream> {
   return startFakeServer(async (req, res, { model, body }) => {
     if (req.url === '/v1/embeddings') return void embeddings(res, body, model);
+    if (req.url === '/v1/images/generations') return void fakeImages(req, res, body, model);
+    if (fakeImageFile(req, res)) return;
     if (req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
 
     const status = /^status-(\d+)$/.exec(model);

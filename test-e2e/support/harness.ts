@@ -53,13 +53,18 @@ async function portsFree(ports: number[]): Promise<boolean> {
  * range (32768+) where outgoing connections take theirs. It can still be taken before the fleet listens (another
  * test's fleet), so callers retry a failed start elsewhere.
  */
-export async function pickFleetPort(): Promise<number> {
+export function pickFleetPort(): Promise<number> {
+  return pickPort(fleetPorts, 'a fleet');
+}
+
+/** A port below the ephemeral range whose `span` (the ports a gateway listens on from there) is free right now. */
+async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
   for (let i = 0; i < 50; i++) {
     // The metrics listeners sit 1000 above, still below the ephemeral range.
     const candidate = 10_000 + Math.floor(Math.random() * 21_000);
-    if (await portsFree(fleetPorts(candidate))) return candidate;
+    if (await portsFree(span(candidate))) return candidate;
   }
-  throw new Error('no free range of ports for a fleet');
+  throw new Error(`no free range of ports for ${what}`);
 }
 
 /**
@@ -88,8 +93,25 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
   let metricsUrl: TestGateway['metricsUrl'];
 
   if (mode === 'embedded') {
-    const env = readEnv({ PORT: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'silent' });
-    const gw = await startEmbedded(env, cfg, createLogger('test', 'silent'));
+    // The gateway answers absolute URLs under GATEWAY_PUBLIC_URL (media files), so it must know its port before it
+    // listens: a free one is picked, and another when the start fails, since something may take it in between.
+    let gw: Awaited<ReturnType<typeof startEmbedded>> | undefined;
+    for (let attempt = 1; !gw; attempt++) {
+      const port = await pickPort((p) => [p], 'the embedded gateway');
+      const env = readEnv({
+        PORT: String(port),
+        METRICS_PORT: '0',
+        HOST: '127.0.0.1',
+        GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        GATEWAY_ADMIN_TOKEN: adminToken,
+        LOG_LEVEL: 'silent',
+      });
+      try {
+        gw = await startEmbedded(env, cfg, createLogger('test', 'silent'));
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
     url = gw.url;
     metricsUrl = () => gw.metricsUrl;
     ledger = (sql, params) => gw.billingDb.query(sql, params) as Promise<any[]>;
@@ -103,8 +125,11 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     for (let attempt = 1; !fleet; attempt++) {
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
       try {
+        const port = await pickFleetPort();
         fleet = await startFleet({
-          port: await pickFleetPort(),
+          port,
+          // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
+          publicUrl: `http://127.0.0.1:${port}`,
           databaseUrl: dbUrl.toString(),
           configPath,
           adminToken,
