@@ -30,6 +30,9 @@ export interface TestModel {
   prompt?: string;
   completion?: string;
   request?: string;
+  /** USD per input character (speech) and per second of audio (transcription). */
+  character?: string;
+  second?: string;
   maxOutputTokens?: number;
 }
 
@@ -47,7 +50,13 @@ function testRegistry(models: TestModel[]): ModelRegistry {
         status: 'available',
         context_length: 8192,
         max_output_tokens: m.maxOutputTokens ?? 100,
-        pricing: { prompt: m.prompt ?? '0.000001', completion: m.completion ?? '0.000002', ...(m.request ? { request: m.request } : {}) },
+        pricing: {
+          prompt: m.prompt ?? '0.000001',
+          completion: m.completion ?? '0.000002',
+          ...(m.request ? { request: m.request } : {}),
+          ...(m.character ? { character: m.character } : {}),
+          ...(m.second ? { second: m.second } : {}),
+        },
         endpoints: m.endpoints.map(split),
       })),
     }),

@@ -1,0 +1,53 @@
+import type { RequestContext } from '@gateway/service-kit';
+import { PaidCall, guarded } from '@gateway/spend';
+import type { TranscriptionProtocol, TranscriptionRequest, TranscriptionResult } from '@gateway/upstreams';
+import { type AudioDeps, audioCharge, protocolAt } from '../audio-models';
+import { billedSeconds } from './duration';
+
+export interface TranscriptionCall {
+  slug: string;
+  request: TranscriptionRequest;
+  /** The upload's duration as the gateway measured it, before the call. */
+  measuredSeconds: number;
+}
+
+export interface TranscriptionOutcome {
+  result: TranscriptionResult;
+  /** The exact charge, a decimal string. */
+  cost: string;
+}
+
+/**
+ * Transcription: hold the measured seconds × the second rate, call with failover, settle on the seconds the
+ * upstream reports (capped at the hold by the closer, the upstream's figure kept on the record), or on the
+ * measured seconds when it reports none, and then the record says the figure is the gateway's estimate.
+ */
+export async function runTranscription(
+  ctx: RequestContext,
+  deps: AudioDeps<TranscriptionProtocol>,
+  call: TranscriptionCall,
+): Promise<TranscriptionOutcome> {
+  const held = billedSeconds(call.measuredSeconds);
+  const paid = await PaidCall.begin(deps, {
+    ctx,
+    category: 'audio',
+    slugs: [call.slug],
+    streamed: false,
+    worstCase: (m) => audioCharge(m, 'second', held),
+  });
+  return guarded(paid, async () => {
+    const { result, model } = await paid.call((_m, ep) =>
+      protocolAt(deps, ep, 'transcriptions').transcribe(ep, call.request, { signal: new AbortController().signal, requestId: ctx.requestId }),
+    );
+    // 0 s for a recording that measured longer means "not counted", not "free".
+    const reported = result.durationSeconds !== undefined && result.durationSeconds > 0 ? result.durationSeconds : undefined;
+    const cost = await paid.settle({
+      chargeNano: audioCharge(model, 'second', billedSeconds(reported ?? call.measuredSeconds)),
+      tokensPrompt: 0,
+      tokensCompletion: 0,
+      finishReason: null,
+      estimated: reported === undefined,
+    });
+    return { result, cost };
+  });
+}
