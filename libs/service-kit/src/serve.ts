@@ -39,7 +39,10 @@ function listen(server: http.Server, port: number, host: string): Promise<number
 export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   const { logger } = opts;
   let closing: Promise<void> | undefined;
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  // Node's defaults, stated because they matter: both bound only how long a client may take to send its request
+  // (headers; headers and body), which stops slowloris clients, never how long the answer may take, so an image
+  // generation that holds the connection for minutes is not cut. Nothing else here times a request out.
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 60_000, requestTimeout: 300_000 }, app);
   const ops = http.createServer(createOpsApp({ ...opts, draining: () => closing !== undefined }));
   const port = await listen(server, opts.port, opts.host);
   let metricsPort: number;

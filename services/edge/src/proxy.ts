@@ -17,6 +17,9 @@ export function proxyTo(target: string): RequestHandler {
     agent,
     changeOrigin: false,
     xfwd: true,
+    // Idle time on the hop to the service, as long as a synchronous hold lives (15 minutes): a call that keeps the
+    // connection silent while it waits for its upstream (an image generation, bounded by the provider's timeout_ms)
+    // is never cut here first.
     proxyTimeout: 15 * 60_000,
     on: {
       proxyReq(proxyReq, _req, res) {
