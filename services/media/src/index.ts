@@ -1,9 +1,13 @@
 import express, { Router } from 'express';
 import type { SpendDeps } from '@gateway/spend';
+import { createProtocols } from '@gateway/upstreams';
 import { mountFiles } from './files/handler';
 import type { FileRefs } from './files/refs';
 import { sweepExpiredMedia } from './files/sweeper';
+import { mountImages } from './images/handler';
+import { mountSpeech } from './speech/handler';
 import type { MediaStorage } from './storage/port';
+import { mountTranscriptions } from './transcriptions/handler';
 
 export { FileRefs, type FileRef, type NewFileRef } from './files/refs';
 export { migrations } from './migrations';
@@ -29,10 +33,15 @@ export interface MediaService {
 }
 
 /** Media routes, one folder each, on the shared money flow; generated files are streamed through /v1/files. */
-export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBody: string }): MediaService {
+export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBody: string; maxAudioBody: string }): MediaService {
   const router = Router();
+  const protocols = createProtocols();
+  // Ahead of the JSON parser below: a recording in base64 needs the larger limit this route parses with.
+  mountTranscriptions(router, { ...deps, protocolOf: protocols.transcription }, opts.maxAudioBody);
   router.use(express.json({ limit: opts.maxRequestBody }));
   mountFiles(router, deps);
+  mountImages(router, { ...deps, protocolOf: protocols.image });
+  mountSpeech(router, { ...deps, protocolOf: protocols.speech });
   let sweeper: NodeJS.Timeout | undefined;
   const sweep = async () => {
     const deleted = await sweepExpiredMedia(deps.refs, deps.storage);

@@ -40,7 +40,10 @@ export async function openMedia(
   const storage: MediaStorage =
     s3 ?? filesystemStorage(opts.dataDir ? path.join(opts.dataDir, 'media-files') : fs.mkdtempSync(path.join(os.tmpdir(), 'gw-media-files-')));
   const refs = new FileRefs(db, parseDuration(config.media.file_ttl));
-  const service = createMediaService({ ...spend, refs, storage, publicUrl: opts.publicUrl }, { maxRequestBody: config.limits.max_request_body });
+  const service = createMediaService(
+    { ...spend, refs, storage, publicUrl: opts.publicUrl },
+    { maxRequestBody: config.limits.max_request_body, maxAudioBody: config.limits.max_audio_body },
+  );
   return {
     service,
     ping: () => db.ping(),
