@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { fakeImage } from './support/fake-openai-images';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { closedHold, expectReleased, generationOf, holdCount, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+import { closedHold, expectReleased, generationOf, holdCount, ledgerRow, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 import { nano } from './support/money';
 
 const modes: Mode[] = ['embedded', 'fleet'];
@@ -50,6 +50,7 @@ function imagesConfig(fakeUrl: string) {
         ['fake', 'images-b64'],
       ]),
       model('test/image-sim', [['sim', 'sim-image']]),
+      model('test/image-hang', [['fake', 'images-hang']]),
       model('test/image-soon', [['fake', 'images-b64']], { status: 'coming_soon' }),
       {
         id: 'test/chat',
@@ -222,6 +223,29 @@ describe.each(modes)('POST /v1/images/generations through the %s gateway', (mode
     const requestId = r.headers.get('x-gateway-request-id');
     expect((await holdOf(requestId)).charge).toBe(String(2n * nano(RATE)));
     expect(await generationOf(gw, acct.key, requestId)).toMatchObject({ attempts: 2, fallback_used: true, status: 'succeeded' });
+  });
+
+  it('stops the generation and charges nothing when the client leaves before the images exist', async () => {
+    const leaving = new AbortController();
+    const prompt = `leave-${mode}`;
+    const answer = fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/image-hang', prompt, n: 2 }),
+      signal: leaving.signal,
+    }).catch((e) => e);
+    const sent = await fake.received((r) => r.body.prompt === prompt, 'the generation');
+    leaving.abort();
+    expect(await answer).toMatchObject({ name: 'AbortError' });
+    const released = await ledgerRow(
+      gw,
+      'the released hold',
+      `SELECT request_id FROM usage_records WHERE account_id = $1 AND error_code = 'client_closed'`,
+      [acct.accountId],
+    );
+    // The gateway's request id travels upstream: the hold released is the one of the request the fake received.
+    expect(released.request_id).toBe(sent.headers['x-request-id']);
+    await expectReleased(gw, acct.accountId, released.request_id, 'client_closed');
   });
 
   it('answers 503 when every endpoint fails, releasing the hold', async () => {

@@ -14,6 +14,7 @@ const FILE = /^\/files\/image-(\d+)\.png$/;
  *   images-url    n URLs of images the fake serves itself (GET /files/image-<i>.png, Range honoured)
  *   images-b64    n images inline as b64_json
  *   images-one    one b64_json image whatever n asked (an upstream that makes fewer)
+ *   images-hang   never answers; lets go when the gateway hangs up (a generation the client leaves)
  *   status-<code> that HTTP status with an OpenAI-style error body
  * Anything else answers 404, as an unknown model would.
  */
@@ -22,7 +23,8 @@ export function fakeImages(req: http.IncomingMessage, res: http.ServerResponse, 
   const n = typeof body.n === 'number' ? body.n : 1;
   const indexes = Array.from({ length: model === 'images-one' ? 1 : n }, (_, i) => i);
   const created = Math.floor(Date.now() / 1000);
-  if (status) json(res, Number(status[1]), { error: { message: `fake upstream says ${status[1]}`, type: 'fake' } });
+  if (model === 'images-hang') req.socket.once('close', () => res.destroy());
+  else if (status) json(res, Number(status[1]), { error: { message: `fake upstream says ${status[1]}`, type: 'fake' } });
   else if (model === 'images-url')
     json(res, 200, { created, data: indexes.map((i) => ({ url: `http://${req.headers.host}/files/image-${i}.png` })) });
   else if (model === 'images-b64' || model === 'images-one')
