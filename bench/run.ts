@@ -30,6 +30,9 @@ const ROUTES = [
   { name: 'messages', path: '/v1/messages', body: { model: 'bench/claude', max_tokens: 16, messages: chatMessages }, direct: 'messages' },
   { name: 'embeddings', path: '/v1/embeddings', body: { model: 'bench/embed', input: 'ping', encoding_format: 'float' }, direct: 'embeddings' },
   { name: 'rerank', path: '/v1/rerank', body: { model: 'bench/rerank', query: 'ping', documents: ['pong', 'ping'] }, direct: 'rerank' },
+  { name: 'image', path: '/v1/images/generations', body: { model: 'bench/image', prompt: 'ping' }, direct: 'image' },
+  // A 64 KiB generated file streamed through the gateway from its origin; the path is filled in from one image call.
+  { name: 'file', path: '', body: undefined, direct: 'file' },
 ].filter((r) => !ONLY || ONLY.includes(r.name));
 
 const DIRECT: Record<string, { path: string; body: unknown }> = {
@@ -37,6 +40,8 @@ const DIRECT: Record<string, { path: string; body: unknown }> = {
   messages: { path: '/v1/messages', body: { model: 'echo', max_tokens: 16, messages: chatMessages } },
   embeddings: { path: '/v1/embeddings', body: { model: 'echo', input: 'ping' } },
   rerank: { path: '/v1/rerank', body: { model: 'echo', query: 'ping', documents: ['pong', 'ping'] } },
+  image: { path: '/v1/images/generations', body: { model: 'echo', prompt: 'ping' } },
+  file: { path: '/files/bench.png', body: undefined },
 };
 
 interface Result {
@@ -61,8 +66,9 @@ function load(
     autocannon(
       {
         url,
-        method: 'POST',
-        body: JSON.stringify(body),
+        // A body makes it a POST; none, a GET (file downloads).
+        method: body === undefined ? 'GET' : 'POST',
+        body: body === undefined ? undefined : JSON.stringify(body),
         headers: { 'content-type': 'application/json', ...headers },
         connections,
         duration: seconds,
@@ -111,11 +117,22 @@ async function benchAccount(base: string, adminToken: string): Promise<string> {
   return key.data.key;
 }
 
+/** One image generated through the gateway: the /v1/files URL it answered, which the file route then downloads. */
+async function generatedFileUrl(base: string, headers: Record<string, string>): Promise<string> {
+  const r = await fetch(`${base}/v1/images/generations`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'bench/image', prompt: 'ping' }),
+  });
+  const url = new URL((await r.json()).data[0].url);
+  return `${base}${url.pathname}`;
+}
+
 /** Chat at CONNECTIONS and at 1 connection (the issue's two figures); every other route at CONNECTIONS. */
 async function throughGateway(target: string, base: string, adminToken: string, out: Result[]): Promise<void> {
   const headers = { authorization: `Bearer ${await benchAccount(base, adminToken)}` };
   for (const route of ROUTES) {
-    const url = `${base}${route.path}`;
+    const url = route.name === 'file' ? await generatedFileUrl(base, headers) : `${base}${route.path}`;
     const seconds = route.name === 'chat' ? SECONDS : ROUTE_SECONDS;
     await load(url, route.body, CONNECTIONS, Math.min(3, seconds), headers); // warm-up
     for (const c of route.name === 'chat' ? [CONNECTIONS, 1] : [CONNECTIONS])
@@ -147,6 +164,7 @@ async function main() {
       model('bench/claude', 'text', 'zero-anthropic', { context_length: 4096, max_output_tokens: 64 }),
       model('bench/embed', 'embedding', 'zero'),
       model('bench/rerank', 'rerank', 'zero-cohere'),
+      model('bench/image', 'image', 'zero', { pricing: { image: '0.01' } }),
     ],
   };
   const configPath = path.join(dir, 'config.json');

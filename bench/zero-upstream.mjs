@@ -1,5 +1,5 @@
-// A zero-latency upstream for the benchmark, speaking each protocol the gateway calls: OpenAI chat and embeddings,
-// Anthropic messages and Cohere rerank. Every answer is precomputed; nothing waits.
+// A zero-latency upstream for the benchmark, speaking each protocol the gateway calls: OpenAI chat, embeddings and
+// image generation (answering a URL it serves itself), Anthropic messages and Cohere rerank. Every answer is precomputed; nothing waits.
 import http from 'node:http';
 
 const json = (o) => {
@@ -41,14 +41,25 @@ const answers = {
   }),
 };
 
+// A 64 KiB "image" the gateway streams back from /v1/files; its URL is filled in once the port is known.
+const IMAGE = Buffer.alloc(64 * 1024, 7);
+let imageAnswer;
+
 const server = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
-    const a = answers[req.url] ?? answers['/v1/chat/completions'];
+    if (req.url === '/files/bench.png') {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': IMAGE.length });
+      return res.end(IMAGE);
+    }
+    const a = req.url === '/v1/images/generations' ? imageAnswer : (answers[req.url] ?? answers['/v1/chat/completions']);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': a.len });
     res.end(a.s);
   });
 });
 server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  imageAnswer = json({ created: 0, data: [{ url: `http://127.0.0.1:${server.address().port}/files/bench.png` }] });
+  process.stdout.write(`${server.address().port}\n`);
+});
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
