@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { fakeSpeech, fakeTranscription } from './fake-openai-audio';
 import { fakeImageFile, fakeImages } from './fake-openai-images';
 import { startFakeServer, type FakeUpstream } from './fake-server';
 
@@ -21,6 +22,7 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
  * number of inputs × 2; model status-<code> fails as above.
  * POST /v1/images/generations and the image files it links to: see fake-openai-images.ts.
+ * POST /v1/audio/speech and /v1/audio/transcriptions (multipart): see fake-openai-audio.ts.
  */
 export type { FakeUpstream } from './fake-server';
 
@@ -28,6 +30,8 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
   return startFakeServer(async (req, res, { model, body }) => {
     if (req.url === '/v1/embeddings') return void embeddings(res, body, model);
     if (req.url === '/v1/images/generations') return void fakeImages(req, res, body, model);
+    if (req.url === '/v1/audio/speech') return void fakeSpeech(req, res, body, model);
+    if (req.url === '/v1/audio/transcriptions') return void fakeTranscription(res, body, model);
     if (fakeImageFile(req, res)) return;
     if (req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
 

@@ -22,7 +22,7 @@ export interface FakeUpstream {
 }
 
 /**
- * The shell every fake provider shares: reads and records each JSON request, then lets `handle` answer it in the
+ * The shell every fake provider shares: reads and records each JSON or multipart request, then lets `handle` answer it in the
  * provider's own protocol (and fail, stall or break as the upstream model name asks).
  */
 export async function startFakeServer(
@@ -30,10 +30,12 @@ export async function startFakeServer(
 ): Promise<FakeUpstream> {
   const requests: Received[] = [];
   const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const body = JSON.parse(raw || '{}');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const type = req.headers['content-type'] ?? '';
+      const body = /^multipart\/form-data/i.test(type) ? await formFields(raw, type) : JSON.parse(raw.toString() || '{}');
       const received = { model: typeof body.model === 'string' ? body.model : '', body, headers: req.headers };
       requests.push(received);
       void handle(req, res, received);
@@ -54,4 +56,26 @@ export async function startFakeServer(
         server.close(() => r());
       }),
   };
+}
+
+/** An uploaded file as a multipart fake records it. */
+export interface ReceivedFile {
+  name: string;
+  type: string;
+  bytes: Buffer;
+}
+
+/**
+ * A multipart/form-data body as one object, the way JSON bodies are recorded: text fields by name (`name[]` fields
+ * gathered into an array under `name`), files as ReceivedFile.
+ */
+async function formFields(raw: Buffer, contentType: string): Promise<Record<string, unknown>> {
+  const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': contentType } }).formData();
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of form.entries()) {
+    if (typeof value !== 'string') fields[name] = { name: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+    else if (name.endsWith('[]')) ((fields[name.slice(0, -2)] ??= []) as string[]).push(value);
+    else fields[name] = value;
+  }
+  return fields;
 }

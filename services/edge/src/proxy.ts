@@ -28,6 +28,13 @@ export function proxyTo(target: string): RequestHandler {
           if (!res.writableFinished) proxyReq.destroy();
         });
       },
+      proxyRes(proxyRes, _req, res) {
+        // A service that cuts its answer mid-body (speech whose upstream broke) must cut the client's too: the pipe
+        // alone would leave the client waiting on an unfinished response, or let it pass for a whole one.
+        proxyRes.once('close', () => {
+          if (!proxyRes.complete) res.destroy();
+        });
+      },
       error(_err, req, res) {
         const id = String((req.headers as Record<string, unknown>)[INTERNAL.requestId] ?? '');
         const body = JSON.stringify(

@@ -1,25 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { wavHeader } from '@gateway/upstreams/src/simulated/wav';
 import { billedSeconds, measureSeconds } from './duration';
 import type { AudioFormat } from './schema';
 
-/** A canonical 16-bit PCM WAV file of `seconds` of silence: the header written here, byte by byte. */
+/** `seconds` of 16-bit PCM silence as a WAV file, its header as the simulated upstream writes it. */
 function wav(seconds: number, sampleRate = 8000, channels = 1): Buffer {
-  const dataBytes = Math.round(seconds * sampleRate) * channels * 2;
-  const b = Buffer.alloc(44 + dataBytes);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(36 + dataBytes, 4);
-  b.write('WAVEfmt ', 8, 'latin1');
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(channels, 22);
-  b.writeUInt32LE(sampleRate, 24);
-  b.writeUInt32LE(sampleRate * channels * 2, 28);
-  b.writeUInt16LE(channels * 2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36, 'latin1');
-  b.writeUInt32LE(dataBytes, 40);
-  return b;
+  const data = Buffer.alloc(Math.round(seconds * sampleRate) * channels * 2);
+  return Buffer.concat([wavHeader(sampleRate, channels, data.length), data]);
 }
 
 /**
