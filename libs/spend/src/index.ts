@@ -4,3 +4,4 @@ export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-re
 export { guarded, type Releasable } from './guarded';
 export { refuseOtherCategory } from './category';
 export { Circuits, type CircuitState } from './circuits';
+export { runSpendingService, type SpendingService } from './service-entry';

@@ -1,0 +1,61 @@
+import type { Router } from 'express';
+import { createBillingHttpClient } from '@gateway/billing-client';
+import { openBus } from '@gateway/bus';
+import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, readEnv, serviceUrl } from '@gateway/config';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { Circuits } from './circuits';
+import type { SpendDeps } from './paid-call';
+
+/** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
+export interface SpendingService {
+  router: Router;
+  /** Its own readiness (its database, say), beyond billing and the bus. */
+  ready?: () => Promise<void>;
+  /** Runs once in-flight requests have finished. */
+  close?: () => Promise<void>;
+}
+
+/**
+ * The fleet entry every service that spends money shares (text, media, ...): holds over HTTP to billing, settles
+ * over the bus, its routes behind the internal token, probes and metrics on their own listener.
+ */
+export function runSpendingService(
+  name: string,
+  build: (spend: SpendDeps, env: GatewayEnv, config: GatewayConfig) => Promise<SpendingService> | SpendingService,
+): void {
+  runMain(name, async () => {
+    const env = readEnv(process.env, { host: '0.0.0.0' });
+    const config = loadConfig(env.GATEWAY_CONFIG);
+    const logger = createLogger(name, env.LOG_LEVEL);
+    const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
+    const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+    const metrics = createMetrics();
+    const service = await build({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics }, env, config);
+
+    const app = createServiceApp();
+    app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
+    app.use(service.router);
+    finishApp(app, logger);
+    const served = await serve(app, {
+      service: name,
+      port: env.PORT,
+      host: env.HOST,
+      metricsPort: env.METRICS_PORT,
+      logger,
+      metrics,
+      ready: async () => {
+        await billing.ping();
+        await bus.ping();
+        await service.ready?.();
+      },
+      onDrained: async () => {
+        // The bus first: it delivers the settles still queued.
+        await bus.close();
+        await service.close?.();
+        await billing.close();
+      },
+    });
+    logger.info({ port: served.port, metricsPort: served.metricsPort }, `${name} listening`);
+    return { stop: () => served.shutdown(), logger };
+  });
+}
