@@ -7,6 +7,7 @@ export {
   type Pricing,
   parseDuration,
   resolutionKey,
+  MODALITIES,
 } from './schema';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';

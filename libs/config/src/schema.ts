@@ -38,6 +38,9 @@ const pricingSchema = z.strictObject({
   second: usd.optional(),
 });
 
+/** What a model may read (`input_modalities`); what it writes follows from its category. */
+export const MODALITIES = ['text', 'image', 'audio', 'video', 'file'] as const;
+
 const providerSchema = z.strictObject({
   id: z.string().min(1),
   kind: z.enum(['openai', 'anthropic', 'cohere', 'fal', 'simulated']),
@@ -59,6 +62,18 @@ const modelSchema = z.strictObject({
   price: z.number().nonnegative().optional(),
   featured: z.boolean().optional(),
   supported_parameters: z.array(z.string()).optional(),
+  /** Addition (catalogue `reference`): a comparison price in the headline unit, e.g. the provider's list price; default: `price`. */
+  reference_price: z.number().nonnegative().optional(),
+  /** Addition (catalogue `speed`): a short label of the operator's choosing ("fast", "~120 tokens/s"); default "". */
+  speed: z.string().min(1).max(64).optional(),
+  /** Addition (catalogue `capabilities`): replaces the list derived from category, pricing and parameters. */
+  capabilities: z.array(z.string().min(1).max(64)).optional(),
+  /** Addition (catalogue `addedAt`): a date or an ISO timestamp with its offset; default: none (null). */
+  added_at: z.union([z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+  /** Addition (single-model `alias_target`): the model this id is another name for; informative, it keeps its own endpoints. */
+  alias_target: z.string().min(1).optional(),
+  /** Addition (single-model `architecture.input_modalities`): what the model reads; default: by category. */
+  input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
   endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
 });
 
@@ -122,11 +137,38 @@ export const configSchema = z
         if (byResolution.findIndex((o) => resolutionKey(o) === resolutionKey(k)) !== j)
           ctx.addIssue({ code: 'custom', path: ['models', i, 'pricing', 'image_by_resolution', k], message: 'the same resolution as another key' });
       });
+      refuseBadAlias(cfg.models, i, ctx);
+      refuseRepeats(m.capabilities, ['models', i, 'capabilities'], ctx);
+      refuseRepeats(m.input_modalities, ['models', i, 'input_modalities'], ctx);
       // The listings promise an integer context length for every text model; no default would be true of all of them.
       if (m.category === 'text' && !m.context_length)
         ctx.addIssue({ code: 'custom', path: ['models', i, 'context_length'], message: 'required for text models (the model listings report it)' });
     });
   });
+
+type Issues = z.core.$RefinementCtx;
+
+/**
+ * An alias names another model of the same category that is no alias itself, so `alias_target` always leads to a
+ * concrete model in one step and a client following it lands on a model that answers the same routes.
+ */
+function refuseBadAlias(models: z.infer<typeof modelSchema>[], i: number, ctx: Issues): void {
+  const target = models[i].alias_target;
+  if (target === undefined) return;
+  const path = ['models', i, 'alias_target'];
+  const found = models.find((n) => n.id === target);
+  if (target === models[i].id) ctx.addIssue({ code: 'custom', path, message: 'a model cannot be an alias of itself' });
+  else if (!found) ctx.addIssue({ code: 'custom', path, message: `unknown model "${target}"` });
+  else if (found.alias_target !== undefined) ctx.addIssue({ code: 'custom', path, message: `"${target}" is itself an alias; name its target` });
+  else if (found.category !== models[i].category)
+    ctx.addIssue({ code: 'custom', path, message: `"${target}" is a ${found.category} model, not ${models[i].category}` });
+}
+
+function refuseRepeats(list: readonly string[] | undefined, path: (string | number)[], ctx: Issues): void {
+  list?.forEach((v, j) => {
+    if (list.indexOf(v) !== j) ctx.addIssue({ code: 'custom', path: [...path, j], message: `"${v}" is listed twice` });
+  });
+}
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 export type ModelConfig = GatewayConfig['models'][number];
