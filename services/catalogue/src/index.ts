@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { ModelRegistry } from '@gateway/config';
+import { mountCatalog } from './catalog/routes';
 import { mountModels } from './models/routes';
 
 export interface CatalogueService {
@@ -10,5 +11,6 @@ export interface CatalogueService {
 export function createCatalogueService(registry: ModelRegistry): CatalogueService {
   const router = Router();
   mountModels(router, registry);
+  mountCatalog(router, registry);
   return { router };
 }

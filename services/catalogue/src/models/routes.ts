@@ -1,33 +1,29 @@
 import type { Router } from 'express';
 import type { ModelRegistry } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
+import { cachedJson } from '../cached-json';
 import { listingItem, modelRecord, narrowedItem } from './listing';
-
-/** Listings change only with the config, so they are built once and cached by clients for a minute. */
-const CACHE = 'public, max-age=60';
 
 export function mountModels(r: Router, registry: ModelRegistry): void {
   const all = registry.all();
-  const listing = { data: all.map(listingItem) };
-  const count = { data: { count: all.filter((m) => m.config.status === 'available').length } };
+  const listing = cachedJson({ data: all.map(listingItem) });
+  const count = cachedJson({ data: { count: all.filter((m) => m.config.status === 'available').length } });
   const narrowed = (category: string) => {
     const data = all.filter((m) => m.config.category === category).map(narrowedItem);
-    return { data, total_count: data.length };
+    return cachedJson({ data, total_count: data.length });
   };
   const byCategory = { embeddings: narrowed('embedding'), images: narrowed('image'), videos: narrowed('video') };
+  const records = new Map(all.map((m) => [m.config.id, cachedJson({ data: modelRecord(m) })]));
 
-  r.get(['/v1/models', '/v1/models/user'], (_req, res) => {
-    res.setHeader('cache-control', CACHE).json(listing);
-  });
-  r.get('/v1/models/count', (_req, res) => {
-    res.setHeader('cache-control', CACHE).json(count);
-  });
-  r.get('/v1/embeddings/models', (_req, res) => void res.setHeader('cache-control', CACHE).json(byCategory.embeddings));
-  r.get('/v1/images/models', (_req, res) => void res.setHeader('cache-control', CACHE).json(byCategory.images));
-  r.get('/v1/videos/models', (_req, res) => void res.setHeader('cache-control', CACHE).json(byCategory.videos));
+  r.get(['/v1/models', '/v1/models/user'], (_req, res) => listing(res));
+  r.get('/v1/models/count', (_req, res) => count(res));
+  r.get('/v1/embeddings/models', (_req, res) => byCategory.embeddings(res));
+  r.get('/v1/images/models', (_req, res) => byCategory.images(res));
+  r.get('/v1/videos/models', (_req, res) => byCategory.videos(res));
   r.get('/v1/model/:author/:slug', (req, res) => {
-    const m = registry.get(`${req.params.author}/${req.params.slug}`);
-    if (!m) throw GatewayError.notFound(`Model ${req.params.author}/${req.params.slug}`);
-    res.setHeader('cache-control', CACHE).json({ data: modelRecord(m) });
+    const id = `${req.params.author}/${req.params.slug}`;
+    const send = records.get(id);
+    if (!send) throw GatewayError.notFound(`Model ${id}`);
+    send(res);
   });
 }
