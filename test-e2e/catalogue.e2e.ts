@@ -35,9 +35,30 @@ const config = {
       pricing: { prompt: '0.00000002' },
       endpoints: [{ provider: 'sim', model: 'e' }],
     },
+    {
+      // Every optional catalogue key given; the three models above give none of them.
+      id: 'cat/chat-latest',
+      name: 'Chat Latest',
+      description: 'Another name for Chat',
+      category: 'text',
+      status: 'available',
+      context_length: 8192,
+      max_output_tokens: 512,
+      pricing: { prompt: '0.0000025', completion: '0.00001' },
+      reference_price: 5,
+      speed: 'fast',
+      featured: true,
+      capabilities: ['chat', 'tools', 'reasoning'],
+      added_at: '2025-05-01',
+      alias_target: 'cat/chat',
+      input_modalities: ['text', 'image'],
+      endpoints: [{ provider: 'sim', model: 's' }],
+    },
   ],
   limits: { public_rate_limit: { requests: 40, interval: '60s' } },
 };
+
+const ISO_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through the %s gateway', (mode) => {
   let gw: TestGateway;
@@ -56,7 +77,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
     const { status, json, headers } = await get('/v1/models');
     expect(status).toBe(200);
     expect(headers.get('cache-control')).toMatch(/max-age/);
-    expect(json.data).toHaveLength(3);
+    expect(json.data).toHaveLength(4);
     expect(json.data[0]).toEqual({
       id: 'cat/chat',
       canonical_slug: 'cat/chat',
@@ -76,7 +97,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
   });
 
   it('counts available models only', async () => {
-    expect((await get('/v1/models/count')).json).toEqual({ data: { count: 2 } });
+    expect((await get('/v1/models/count')).json).toEqual({ data: { count: 3 } });
   });
 
   it('describes one model, and answers 404 model_unavailable for an unknown slug', async () => {
@@ -88,9 +109,64 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
       reasoning: { supported: false },
       discount: 0,
     });
+    const alias = await get('/v1/model/cat/chat-latest');
+    expect(alias.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(alias.json.data).toMatchObject({
+      architecture: { modality: 'text+image->text', input_modalities: ['text', 'image'], output_modalities: ['text'] },
+      alias_target: 'cat/chat',
+      reasoning: { supported: true },
+      discount: 0.5,
+    });
     const missing = await get('/v1/model/cat/nothing');
     expect(missing.status).toBe(404);
     expect(missing.json.error).toMatchObject({ code: 'model_unavailable', request_id: expect.stringMatching(/^req_/) });
+  });
+
+  it('/v1/catalog lists every model in camelCase, every field from the config, without a key', async () => {
+    const before = Date.now();
+    const { status, json, headers } = await get('/v1/catalog');
+    expect(status).toBe(200);
+    expect(headers.get('cache-control')).toBe('public, max-age=60');
+    expect(headers.get('x-ratelimit-limit')).toBe('40'); // metered per client address like every public route
+    expect(Object.keys(json)).toEqual(['data', 'generatedAt']);
+    expect(json.generatedAt).toMatch(ISO_TIMESTAMP);
+    expect(Date.parse(json.generatedAt)).toBeLessThanOrEqual(before); // built when the gateway started, not per request
+    expect(json.data.map((i: { id: string }) => i.id)).toEqual(['cat/chat', 'cat/next', 'cat/embed', 'cat/chat-latest']);
+    expect(json.data[0]).toEqual({
+      id: 'cat/chat',
+      slug: 'chat',
+      name: 'Chat',
+      description: 'A chat model',
+      category: 'text',
+      status: 'available',
+      unit: '1M tokens',
+      price: 2.5,
+      reference: 2.5,
+      speed: '',
+      featured: false,
+      capabilities: ['chat', 'tools'],
+      contextLength: 8192,
+      addedAt: null,
+    });
+    expect(json.data[2]).toMatchObject({ id: 'cat/embed', description: '', capabilities: ['embeddings'], contextLength: null, addedAt: null });
+    expect(json.data[3]).toEqual({
+      id: 'cat/chat-latest',
+      slug: 'chat-latest',
+      name: 'Chat Latest',
+      description: 'Another name for Chat',
+      category: 'text',
+      status: 'available',
+      unit: '1M tokens',
+      price: 2.5,
+      reference: 5,
+      speed: 'fast',
+      featured: true,
+      capabilities: ['chat', 'tools', 'reasoning'],
+      contextLength: 8192,
+      addedAt: '2025-05-01T00:00:00.000Z',
+    });
+    const again = await get('/v1/catalog');
+    expect(again.json.generatedAt).toBe(json.generatedAt);
   });
 
   it('narrows listings per category with total_count, without canonical_slug or context_length', async () => {

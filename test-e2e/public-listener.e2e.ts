@@ -55,7 +55,13 @@ describe.each(['embedded', 'fleet'] as Mode[])('the public listener of the %s ga
     expect(r.headers.get('x-gateway-request-id')).toBe(r.json.error.request_id);
   };
 
-  it.each(['/v1/catalog', '/v1/stats', '/v1/status'])('%s is public by the service table: no key is asked for', async (path) => {
+  it('/v1/catalog is public by the service table: it answers without a key', async () => {
+    const r = await get('/v1/catalog');
+    expect(r.status).toBe(200);
+    expect(r.json.data.map((i: { id: string }) => i.id)).toEqual(['pub/chat']);
+  });
+
+  it.each(['/v1/stats', '/v1/status'])('%s is public by the service table: no key is asked for', async (path) => {
     // The catalogue service owns these paths; until it serves them they are unknown, never "unauthorised".
     const r = await get(path);
     expect(r.status).not.toBe(401);
