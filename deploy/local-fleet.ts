@@ -66,6 +66,7 @@ const OWNED = [
   'PORT',
   'HOST',
   'METRICS_PORT',
+  'GATEWAY_DATA_DIR',
   'DATABASE_URL',
   'REDIS_URL',
   'BUS',
@@ -75,6 +76,7 @@ const OWNED = [
   'GATEWAY_INTERNAL_TOKEN',
   'GATEWAY_PUBLIC_URL',
   'GATEWAY_BUS_PREFIX',
+  'GATEWAY_METER_PREFIX',
   'LOG_LEVEL',
   ...SERVICES.map((s) => s.urlEnv),
 ];
@@ -148,6 +150,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     ...(opts.kafkaBrokers ? { KAFKA_BROKERS: opts.kafkaBrokers } : {}),
     // One event stream per fleet: fleets sharing this Redis (tests run several at once) never read each other's settles.
     GATEWAY_BUS_PREFIX: `bus:${new URL(databaseUrl).pathname.slice(1)}:`,
+    // Likewise the rate meter: per client address, public routes would otherwise share one count across fleets.
+    GATEWAY_METER_PREFIX: `rl:${new URL(databaseUrl).pathname.slice(1)}:`,
     ...(opts.adminToken ? { GATEWAY_ADMIN_TOKEN: opts.adminToken } : {}),
     ...(opts.configPath ? { GATEWAY_CONFIG: path.resolve(opts.configPath) } : {}),
     GATEWAY_INTERNAL_TOKEN: internalToken,

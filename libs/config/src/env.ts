@@ -23,6 +23,11 @@ const envSchema = z.object({
     .string()
     .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
     .optional(),
+  /** Redis key prefix of the rate meter, so gateways sharing one Redis keep separate counts. */
+  GATEWAY_METER_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
+    .optional(),
   /** Fleet: proves a request came from inside the fleet (the edge or a peer service). */
   GATEWAY_INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */

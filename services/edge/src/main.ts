@@ -13,7 +13,7 @@ runMain('edge', async () => {
   const logger = createLogger('edge', env.LOG_LEVEL);
   const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the edge'), env.GATEWAY_INTERNAL_TOKEN);
-  const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL) : createMemoryMeter();
+  const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, proxyTo(serviceUrl(env, name, 'the edge'))])) as Record<
     ServiceName,
     ReturnType<typeof proxyTo>

@@ -38,7 +38,7 @@ export async function startEmbedded(
   const metrics = createMetrics();
   const registry = buildRegistry(config);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
-  const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL) : createMemoryMeter();
+  const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const billingDb = await openServiceDb('billing', billingMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
 
   let keys: KeyCache | undefined;
