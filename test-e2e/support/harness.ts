@@ -57,12 +57,20 @@ export function pickFleetPort(): Promise<number> {
   return pickPort(fleetPorts, 'a fleet');
 }
 
+/**
+ * Ports of the fetch standard's block list at or above the range picked from: `fetch` (undici) refuses to connect
+ * to them ("bad port"), so a gateway listening there would be unreachable from the tests.
+ */
+const FETCH_BLOCKED = new Set([10080]);
+
 /** A port below the ephemeral range whose `span` (the ports a gateway listens on from there) is free right now. */
 async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
   for (let i = 0; i < 50; i++) {
     // The metrics listeners sit 1000 above, still below the ephemeral range.
     const candidate = 10_000 + Math.floor(Math.random() * 21_000);
-    if (await portsFree(span(candidate))) return candidate;
+    const ports = span(candidate);
+    if (ports.some((p) => FETCH_BLOCKED.has(p))) continue;
+    if (await portsFree(ports)) return candidate;
   }
   throw new Error(`no free range of ports for ${what}`);
 }
