@@ -5,3 +5,4 @@ export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from '.
 export { serve, type Served, type ServeOptions } from './serve';
 export { validate } from './validate';
 export { runMain } from './run-main';
+export { clientGone } from './client-gone';

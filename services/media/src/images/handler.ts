@@ -1,6 +1,6 @@
-import type { Response, Router } from 'express';
+import type { Router } from 'express';
 import type { ProviderConfig } from '@gateway/config';
-import { contextOf, validate } from '@gateway/service-kit';
+import { clientGone, contextOf, validate } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { ImageProtocol } from '@gateway/upstreams';
 import { keepImages, type KeepDeps } from './keep';
@@ -33,7 +33,8 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
       streamed: false,
       worstCase: (m) => imageWorstCase(m, body.n, shape.resolution),
     });
-    const client = clientSignal(res);
+    // A client gone before the answer: the upstream call stops and nothing is charged.
+    const client = clientGone(res);
     await guarded(paid, async () => {
       const { result, model } = await paid.call(async (_m, ep) => {
         const protocol = deps.protocolOf(ep.provider.kind);
@@ -64,13 +65,4 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
       });
     });
   });
-}
-
-/** Aborts when the client hangs up before the answer is sent: the upstream call stops and nothing is charged. */
-function clientSignal(res: Response): { signal: AbortSignal } {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return { signal: controller.signal };
 }

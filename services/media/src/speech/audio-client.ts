@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
+import { clientGone } from '@gateway/service-kit';
 
 /** The client's end of an audio stream, as much as the money flow needs of it: Express stays in the adapter below. */
 export interface AudioClient {
@@ -17,14 +18,10 @@ export interface AudioClient {
 
 /** Runs `fn` with `res` as an AudioClient whose signal follows the response's close. */
 export async function withAudioClient<T>(res: Response, fn: (client: AudioClient) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const gone = () => {
-    if (!res.writableFinished) controller.abort(new Error('the client closed the connection'));
-  };
-  res.on('close', gone);
+  const client = clientGone(res);
   try {
     return await fn({
-      signal: controller.signal,
+      signal: client.signal,
       open({ contentType, cost }) {
         res.status(200);
         res.setHeader('content-type', contentType);
@@ -32,13 +29,13 @@ export async function withAudioClient<T>(res: Response, fn: (client: AudioClient
         res.flushHeaders();
       },
       async write(chunk) {
-        controller.signal.throwIfAborted();
-        if (!res.write(chunk)) await once(res, 'drain', { signal: controller.signal });
+        client.signal.throwIfAborted();
+        if (!res.write(chunk)) await once(res, 'drain', { signal: client.signal });
       },
       end: () => void res.end(),
       cut: () => void res.destroy(),
     });
   } finally {
-    res.off('close', gone);
+    client.release();
   }
 }

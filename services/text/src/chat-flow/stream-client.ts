@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { clientGone } from '@gateway/service-kit';
 import { openSse } from './sse';
 
 /** The client's end of a stream, as much as the money flow needs of it: Express stays in the adapter below. */
@@ -14,17 +15,15 @@ export interface StreamClient {
 
 /** Runs `fn` with `res` as a server-sent event StreamClient whose signal follows the response's close. */
 export async function withSseClient<T>(res: Response, fn: (client: StreamClient) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const gone = () => controller.abort();
-  res.on('close', gone);
+  const client = clientGone(res);
   try {
     return await fn({
-      signal: controller.signal,
+      signal: client.signal,
       open: () => openSse(res),
       writable: () => !res.writableEnded && !res.destroyed,
       end: () => void res.end(),
     });
   } finally {
-    res.off('close', gone);
+    client.release();
   }
 }
