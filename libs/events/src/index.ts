@@ -6,6 +6,12 @@ import { z } from 'zod';
  */
 export const TOPICS = {
   holds: 'billing.holds',
+  /** Billing's account of every closed hold (`usage.recorded.v1`, keyed by account): settled amounts and usage totals. */
+  usage: 'billing.usage',
+  /** Accounts opened (`account.opened.v1`, keyed by account), for counts that must not read billing's tables. */
+  accounts: 'billing.accounts',
+  /** Every job state change (`job.state.v1`, keyed by job), published from the jobs service's outbox. */
+  jobs: 'jobs.state',
 } as const;
 
 const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
@@ -72,6 +78,49 @@ export const holdRecordSchema = z.object({
 });
 export type HoldRecordJson = z.infer<typeof holdRecordSchema>;
 
+/**
+ * A hold billing has closed, as it applied it (published after the ledger commit; redelivery repeats the same
+ * event id, `<hold_id>:usage`). Consumers: jobs (a job's `cost` once settled), catalogue (stats).
+ */
+export const usageRecordedSchema = z.object({
+  hold_id: z.string(),
+  account_id: z.string(),
+  request_id: z.string(),
+  model: z.string(),
+  /** What the ledger did: `settle` charged `charge_nano` (perhaps 0), `release` charged nothing. */
+  outcome: z.enum(['settle', 'release']),
+  charge_nano: nanoString,
+  status: z.enum(['succeeded', 'failed', 'canceled']),
+  tokens_prompt: z.number().int().nonnegative(),
+  tokens_completion: z.number().int().nonnegative(),
+  finished_at: z.string(),
+});
+export type UsageRecorded = z.infer<typeof usageRecordedSchema>;
+
+export const accountOpenedSchema = z.object({ account_id: z.string(), opened_at: z.string() });
+export type AccountOpened = z.infer<typeof accountOpenedSchema>;
+
+/** The stored job vocabulary (GET /v1/jobs `status` filter); the wire's IN_QUEUE/IN_PROGRESS/COMPLETED derive from it. */
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** One job state change. Written to the jobs outbox in the transaction that made the change, then relayed. */
+export const jobStateSchema = z.object({
+  job_id: z.string(),
+  account_id: z.string(),
+  model: z.string(),
+  category: z.string(),
+  status: z.enum(JOB_STATUSES),
+  /** The usage record of the submit (`req_<id>`). */
+  gateway_request_id: z.string(),
+  error_code: z.string().nullable(),
+  at: z.string(),
+});
+export type JobState = z.infer<typeof jobStateSchema>;
+
 export const EVENT_TYPES = {
   holdClose: 'hold.close.v1',
+  usageRecorded: 'usage.recorded.v1',
+  accountOpened: 'account.opened.v1',
+  jobState: 'job.state.v1',
 } as const;

@@ -22,6 +22,10 @@ export type {
   TranscriptionRequest,
   TranscriptionResult,
   TranscriptFormat,
+  QueueProtocol,
+  QueueTicket,
+  QueueStatus,
+  QueueLog,
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
 export { countTokens, maxTokensOf, warmTokenizer } from './tokens';

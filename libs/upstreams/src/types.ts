@@ -152,3 +152,45 @@ export interface TranscriptionResult {
 export interface TranscriptionProtocol {
   transcribe(endpoint: ResolvedEndpoint, req: TranscriptionRequest, opts: CallOptions): Promise<TranscriptionResult>;
 }
+
+/** The upstream's handle on a queued request: its id, and the URLs it answered with when it answered any. */
+export interface QueueTicket {
+  upstreamId: string;
+  statusUrl?: string;
+  responseUrl?: string;
+  cancelUrl?: string;
+}
+
+export interface QueueLog {
+  message: string;
+  level: string;
+  /** ISO 8601. */
+  timestamp: string;
+}
+
+export interface QueueStatus {
+  state: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED';
+  /** The upstream's own queue position, when it reports one. */
+  queuePosition: number | null;
+  /** Present when asked for (`logs: true`); the upstream's lines, verbatim. */
+  logs: QueueLog[];
+  /** Seconds of inference the upstream reported, when it reported any. */
+  inferenceTime: number | null;
+}
+
+/**
+ * A fal-style queue: submit returns at once, then status, result and cancel by the upstream's request id.
+ * The input is the model's own, passed through untouched. Failures are UpstreamErrors: `clientFault` when the
+ * upstream refused the input (content policy, a 4xx), which ends the job as a 400; anything else fails over
+ * (submit) or fails the job as a 503 (result).
+ */
+export interface QueueProtocol {
+  submit(endpoint: ResolvedEndpoint, input: Record<string, unknown>, opts: CallOptions): Promise<QueueTicket>;
+  status(endpoint: ResolvedEndpoint, ticket: QueueTicket, opts: { logs: boolean; signal: AbortSignal }): Promise<QueueStatus>;
+  /** The finished request's output, verbatim; throws the upstream's failure when the request failed. */
+  result(endpoint: ResolvedEndpoint, ticket: QueueTicket, opts: { signal: AbortSignal }): Promise<Record<string, unknown>>;
+  /** Best effort: resolves whether or not the upstream could still stop it. */
+  cancel(endpoint: ResolvedEndpoint, ticket: QueueTicket, opts: { signal: AbortSignal }): Promise<void>;
+  /** Fetches a media file the result links to (the gateway re-serves it under /v1/files; upstream URLs never reach clients). */
+  download(endpoint: ResolvedEndpoint, url: string, opts: { signal: AbortSignal }): Promise<{ bytes: Buffer; contentType: string }>;
+}
