@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Hold, HoldRequest, KeyIdentity } from './port';
+import type { Hold, HoldRequest, JobSettings, KeyIdentity } from './port';
 
 /**
  * Billing's internal API, defined once for both ends: the server (services/billing internal/router.ts) parses
@@ -12,6 +12,8 @@ export const INTERNAL_PATHS = {
   holds: '/internal/holds',
   /** Billing's own readiness for its peers (its /readyz sits on the metrics listener, which peers do not call). */
   ready: '/internal/ready',
+  /** GET, with the account id as the last segment. */
+  jobSettings: '/internal/accounts/:accountId/job-settings',
 } as const;
 
 /** JSON has no bigint: nano-USD cross the wire as a decimal string and are a bigint on both sides. */
@@ -44,6 +46,10 @@ const hold = z.object({ holdId: z.string().min(1), amountNano: nanoUsd, expiresA
 /** 201; a refusal (402, 409) is the error envelope instead. */
 export const holdAnswer = z.object({ data: hold });
 
+const jobSettings = z.object({ jobConcurrency: z.number().int().positive().nullable(), webhookSecret: z.string().min(1) });
+/** 200; an unknown account is a 404 error envelope instead. */
+export const jobSettingsAnswer = z.object({ data: jobSettings });
+
 // The port's types and the wire's must stay the same shape: a field added to one and not the other fails to
 // compile here, rather than being silently dropped when the object crosses the wire.
 type Same<A, B> = [A] extends [B]
@@ -59,5 +65,6 @@ const portMatchesWire: [
   Same<z.output<typeof keyIdentity>, KeyIdentity>,
   Same<z.output<typeof holdRequest>, HoldRequest>,
   Same<z.output<typeof hold>, Hold>,
-] = [true, true, true];
+  Same<z.output<typeof jobSettings>, JobSettings>,
+] = [true, true, true, true];
 void portMatchesWire;

@@ -1,8 +1,8 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
-import { INTERNAL_PATHS, holdAnswer, holdRequest, verifyKeyAnswer, verifyKeyRequest } from './contract';
-import type { BillingPort, Hold, HoldRequest, KeyIdentity } from './port';
+import { INTERNAL_PATHS, holdAnswer, holdRequest, jobSettingsAnswer, verifyKeyAnswer, verifyKeyRequest } from './contract';
+import type { BillingPort, Hold, HoldRequest, JobSettings, JobSettingsPort, KeyIdentity } from './port';
 
 const unreachable = () => new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
 /** An answer outside the contract (a half-deployed fleet, a proxy's error page): billing is not usable right now. */
@@ -13,15 +13,19 @@ const unreadable = () =>
  * Billing's internal API over HTTP with a keep-alive pool, both ends of the wire checked against contract.ts.
  * Any transport failure or unreadable answer is a 503, never a 401 or a crash.
  */
-export function createBillingHttpClient(baseUrl: string, internalToken?: string): BillingPort & { close(): Promise<void> } {
+export function createBillingHttpClient(baseUrl: string, internalToken?: string): BillingPort & JobSettingsPort & { close(): Promise<void> } {
   const pool = new Pool(baseUrl, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
   const headers = { 'content-type': 'application/json', ...(internalToken ? { 'x-gateway-internal-token': internalToken } : {}) };
 
   async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
+    return send('POST', path, JSON.stringify(body));
+  }
+
+  async function send(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; json: unknown }> {
     let status: number;
     let text: string;
     try {
-      const res = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(body) });
+      const res = await pool.request({ path, method, headers, body });
       status = res.statusCode;
       text = await res.body.text();
     } catch {
@@ -60,6 +64,11 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
       const r = await post(INTERNAL_PATHS.holds, body.data);
       if (r.status === 201) return answer(holdAnswer, r.json).data;
       throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
+    },
+    async jobSettings(accountId): Promise<JobSettings> {
+      const r = await send('GET', INTERNAL_PATHS.jobSettings.replace(':accountId', encodeURIComponent(accountId)));
+      if (r.status === 200) return answer(jobSettingsAnswer, r.json).data;
+      throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to read the account');
     },
     async ping() {
       const res = await pool.request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);

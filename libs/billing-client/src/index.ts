@@ -1,3 +1,3 @@
-export type { BillingPort, KeyIdentity, HoldRequest, Hold } from './port';
+export type { BillingPort, KeyIdentity, HoldRequest, Hold, JobSettings, JobSettingsPort } from './port';
 export { createBillingHttpClient } from './http';
 export * as internalApi from './contract';

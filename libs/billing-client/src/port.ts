@@ -34,3 +34,17 @@ export interface BillingPort {
   placeHold(req: HoldRequest): Promise<Hold>;
   ping(): Promise<void>;
 }
+
+/** What the jobs service needs of an account: its own concurrency ceiling, and the secret its webhooks are signed with. */
+export interface JobSettings {
+  /** The account's own ceiling of jobs in flight; null means the config's `limits.job_concurrency`. */
+  jobConcurrency: number | null;
+  /** Created on first need when the account has none yet; the admin API's rotate route replaces it and shows it. */
+  webhookSecret: string;
+}
+
+/** Read at every submit (the ceiling) and every delivery (the secret), so a change applies at once. */
+export interface JobSettingsPort {
+  /** Throws GatewayError model_unavailable (404) for an unknown account. */
+  jobSettings(accountId: string): Promise<JobSettings>;
+}

@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
-import type { BillingPort } from '@gateway/billing-client';
+import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import type { Logger } from '@gateway/service-kit';
 import { createLedger, expireHolds } from './ledger/holds';
 import { verifyKey } from './ledger/keys';
+import { jobSettings } from './ledger/job-settings';
 import { mountKey } from './routes/key';
 import { mountCredits } from './routes/credits';
 import { mountGeneration } from './routes/generation';
@@ -33,7 +34,7 @@ export interface BillingServiceDeps {
 
 export interface BillingService {
   /** The synchronous port other services call (in-process object; the fleet reaches it via internalRouter). */
-  port: BillingPort;
+  port: BillingPort & JobSettingsPort;
   /** Keyed public routes: /v1/key, /v1/credits, /v1/generation. */
   publicRouter: Router;
   /** /admin/v1/*, matched on the full path. */
@@ -53,9 +54,10 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   const admin = await resolveAdminToken(db, deps.adminToken);
 
   const ledger = createLedger(db);
-  const port: BillingPort = {
+  const port: BillingPort & JobSettingsPort = {
     verifyKey: (raw) => verifyKey(db, raw, defaultRate),
     placeHold: (req) => ledger.placeHold(req),
+    jobSettings: (accountId) => jobSettings(db, accountId),
     ping: () => db.ping(),
   };
 

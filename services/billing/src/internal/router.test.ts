@@ -1,7 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createBillingHttpClient, type BillingPort, type Hold, type HoldRequest, type KeyIdentity } from '@gateway/billing-client';
+import {
+  createBillingHttpClient,
+  type BillingPort,
+  type JobSettingsPort,
+  type Hold,
+  type HoldRequest,
+  type KeyIdentity,
+} from '@gateway/billing-client';
 import { GatewayError, errorHandler } from '@gateway/errors';
 import { internalRouter } from './router';
 
@@ -20,8 +27,12 @@ const request: HoldRequest = {
 /** Billing's internal router over a recording port, and the fleet's client pointed at it: both ends of one contract. */
 describe('internal API: server and client on one contract', () => {
   const seen: HoldRequest[] = [];
-  const port: BillingPort = {
+  const port: BillingPort & JobSettingsPort = {
     verifyKey: async (raw) => (raw === 'sk_live_known' ? identity : undefined),
+    jobSettings: async (accountId) => {
+      if (accountId !== 'acct_known') throw GatewayError.notFound(`Account ${accountId}`);
+      return { jobConcurrency: 3, webhookSecret: 'whsec_known' };
+    },
     placeHold: async (req) => {
       seen.push(req);
       if (req.requestId === 'req_poor') throw new GatewayError('insufficient_credits', 'Insufficient credits');
@@ -50,6 +61,11 @@ describe('internal API: server and client on one contract', () => {
   it('a verified key crosses the wire unchanged, an unknown one as undefined', async () => {
     expect(await client.verifyKey('sk_live_known')).toEqual(identity);
     expect(await client.verifyKey('sk_live_unknown')).toBeUndefined();
+  });
+
+  it("an account's job settings cross the wire, and an unknown account is the same 404 on both sides", async () => {
+    expect(await client.jobSettings('acct_known')).toEqual({ jobConcurrency: 3, webhookSecret: 'whsec_known' });
+    await expect(client.jobSettings('acct_nobody')).rejects.toMatchObject({ code: 'model_unavailable', status: 404 });
   });
 
   it('a hold and its request cross the wire with exact bigint amounts', async () => {

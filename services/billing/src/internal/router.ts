@@ -1,12 +1,12 @@
 import express, { Router } from 'express';
-import { internalApi, type BillingPort } from '@gateway/billing-client';
+import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
 import { requireInternalToken, validate } from '@gateway/service-kit';
 
 /**
  * Billing's internal API for the fleet: the HTTP face of the same BillingPort the embedded gateway calls directly.
  * Requests and answers are the shared contract's (@gateway/billing-client contract.ts), which the client reads back.
  */
-export function internalRouter(port: BillingPort, internalToken: string | undefined): Router {
+export function internalRouter(port: BillingPort & JobSettingsPort, internalToken: string | undefined): Router {
   const r = Router();
   r.use(requireInternalToken(internalToken));
   r.use(express.json({ limit: '16kb' }));
@@ -18,6 +18,9 @@ export function internalRouter(port: BillingPort, internalToken: string | undefi
     const identity = await port.verifyKey(validate(internalApi.verifyKeyRequest, req.body).key);
     if (!identity) return void res.status(404).json({ error: { code: 'invalid_api_key', message: 'unknown key', request_id: '' } });
     res.json(internalApi.verifyKeyAnswer.encode({ data: identity }));
+  });
+  r.get(internalApi.INTERNAL_PATHS.jobSettings, async (req, res) => {
+    res.json(internalApi.jobSettingsAnswer.encode({ data: await port.jobSettings(String(req.params.accountId)) }));
   });
   r.post(internalApi.INTERNAL_PATHS.holds, async (req, res) => {
     const hold = await port.placeHold(validate(internalApi.holdRequest, req.body));
