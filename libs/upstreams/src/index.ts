@@ -32,12 +32,16 @@ export { countTokens, maxTokensOf, warmTokenizer } from './tokens';
 export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';
+export { createFalProtocol } from './fal';
+export { createSimulatedQueue } from './simulated/queue';
+export { silentMp4 } from './simulated/mp4';
 import type { ProviderConfig } from '@gateway/config';
-import type { EmbeddingProtocol, ImageProtocol, RerankProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from './types';
+import type { EmbeddingProtocol, ImageProtocol, QueueProtocol, RerankProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from './types';
 import { createOpenAIProtocol } from './openai';
 import { createSimulatedProtocol } from './simulated';
 import { createAnthropicProtocol } from './anthropic';
 import { createCohereProtocol } from './cohere';
+import { createFalProtocol } from './fal';
 
 type Kind = ProviderConfig['kind'];
 
@@ -49,9 +53,12 @@ export interface Protocols {
   image(kind: Kind): ImageProtocol | undefined;
   speech(kind: Kind): SpeechProtocol | undefined;
   transcription(kind: Kind): TranscriptionProtocol | undefined;
+  queue(kind: Kind): QueueProtocol | undefined;
 }
 
-type AnyProtocol = Partial<TextProtocol & EmbeddingProtocol & RerankProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol>;
+type AnyProtocol = Partial<
+  TextProtocol & EmbeddingProtocol & RerankProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol & QueueProtocol
+>;
 
 /** One protocol object per provider kind, shared by every endpoint of that kind. */
 export function createProtocols(): Protocols {
@@ -60,6 +67,7 @@ export function createProtocols(): Protocols {
     simulated: createSimulatedProtocol(),
     anthropic: createAnthropicProtocol(),
     cohere: createCohereProtocol(),
+    fal: createFalProtocol(),
   };
   const has = <K extends string>(kind: Kind, method: K) => {
     const p = byKind[kind] as Record<string, unknown> | undefined;
@@ -72,5 +80,6 @@ export function createProtocols(): Protocols {
     image: (kind) => has(kind, 'generateImages'),
     speech: (kind) => has(kind, 'speech'),
     transcription: (kind) => has(kind, 'transcribe'),
+    queue: (kind) => has(kind, 'submit'),
   };
 }

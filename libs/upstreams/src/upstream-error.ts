@@ -13,10 +13,12 @@ export class UpstreamError extends Error {
     readonly kind: FailureKind,
     message: string,
     readonly status?: number,
+    /** For protocols whose upstream says outright that the input was refused (a queue's content-policy failure). */
+    clientFault?: boolean,
   ) {
     super(message);
     this.name = 'UpstreamError';
-    this.clientFault = kind === 'status' && status !== undefined && CLIENT_FAULT.has(status);
+    this.clientFault = clientFault ?? (kind === 'status' && status !== undefined && CLIENT_FAULT.has(status));
   }
 }
 

@@ -5,6 +5,7 @@ import type {
   ChatCompletion,
   EmbeddingProtocol,
   ImageProtocol,
+  QueueProtocol,
   RerankProtocol,
   SpeechProtocol,
   TextProtocol,
@@ -15,6 +16,7 @@ import { simulatedRerank } from './rerank';
 import { simulatedImages } from './images';
 import { simulatedSpeech } from './speech';
 import { simulatedTranscribe } from './transcription';
+import { createSimulatedQueue } from './queue';
 
 /**
  * The built-in upstream (`kind: simulated`): answers offline, deterministically (same request, same reply),
@@ -46,7 +48,8 @@ export function createSimulatedProtocol(): TextProtocol &
   RerankProtocol &
   ImageProtocol &
   SpeechProtocol &
-  TranscriptionProtocol {
+  TranscriptionProtocol &
+  QueueProtocol {
   return {
     async chat(ep, body) {
       const { promptTokens, words, finish, id } = compose(ep, body);
@@ -89,5 +92,6 @@ export function createSimulatedProtocol(): TextProtocol &
     generateImages: simulatedImages,
     speech: simulatedSpeech,
     transcribe: simulatedTranscribe,
+    ...createSimulatedQueue(),
   };
 }
