@@ -3,6 +3,7 @@
 // run modes), then the operator-contract smoke test in both run modes when ../shared/tools is beside the checkout.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,7 +23,18 @@ run('lint and format (biome)', bin('biome'), ['check', '.']);
 run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 // PGlite loads its WebAssembly through dynamic import(), which jest's module VM only allows with this flag.
 const nodeOptions = [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--no-warnings=ExperimentalWarning'].filter(Boolean).join(' ');
-run('jest', bin('jest'), ['--maxWorkers=2', ...process.argv.slice(2)], { NODE_OPTIONS: nodeOptions });
+// The webhook suites deliver to an HTTPS receiver with the committed self-signed certificate; Node trusts extra CAs
+// only from this variable, read at process start, so it is set here rather than inside a test. It names one file:
+// a bundle the caller already trusts this way is kept, with the test certificate appended in a copy.
+let testCa = path.join(root, 'test-e2e', 'support', 'tls', 'localhost.crt');
+const callerCa = process.env.NODE_EXTRA_CA_CERTS;
+if (callerCa && fs.existsSync(callerCa) && path.resolve(callerCa) !== testCa) {
+  const bundle = path.join(os.tmpdir(), `gateway-test-ca-${process.pid}.pem`);
+  fs.writeFileSync(bundle, `${fs.readFileSync(callerCa, 'utf8').trimEnd()}\n${fs.readFileSync(testCa, 'utf8')}`);
+  process.on('exit', () => fs.rmSync(bundle, { force: true }));
+  testCa = bundle;
+}
+run('jest', bin('jest'), ['--maxWorkers=2', ...process.argv.slice(2)], { NODE_OPTIONS: nodeOptions, NODE_EXTRA_CA_CERTS: testCa });
 const smoke = path.resolve(root, '..', 'shared', 'tools', 'contract-smoke.mjs');
 if (fs.existsSync(smoke)) {
   run('operator contract smoke (pnpm start)', process.execPath, [smoke, root]);
