@@ -109,5 +109,19 @@ export const DEFAULT_CONFIG = {
         { provider: 'sim-backup', model: 'sim-transcribe-small' },
       ],
     },
+    {
+      id: 'demo/video-small',
+      name: 'Demo Video Small',
+      description:
+        'A simulated video model served through the job queue: a silent MP4 as long as the duration asked (default 5 s), ready within two seconds; billed per second of video.',
+      category: 'video',
+      status: 'available',
+      pricing: { second: '0.05' },
+      supported_parameters: ['prompt', 'duration', 'n'],
+      endpoints: [
+        { provider: 'sim-primary', model: 'sim-video-small' },
+        { provider: 'sim-backup', model: 'sim-video-small' },
+      ],
+    },
   ],
 };
