@@ -14,6 +14,8 @@ const envSchema = z.object({
   GATEWAY_ADMIN_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
   GATEWAY_DATA_DIR: z.string().min(1).default('./.gateway-data'),
   GATEWAY_PUBLIC_URL: z.url().optional(),
+  /** Where the status monitor's `api` check calls the public API (GET /v1/models/count); default GATEWAY_PUBLIC_URL. */
+  STATUS_API_URL: z.url().optional(),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),

@@ -95,6 +95,26 @@ export const configSchema = z
         file_ttl: z.string().regex(DURATION, 'must be a duration such as "15m"').default('15m'),
       })
       .prefault({}),
+    /** Addition: GET /v1/stats. */
+    stats: z
+      .strictObject({
+        /** How long one computed answer is served; the contract says five minutes. */
+        cache_ttl: z.string().regex(DURATION, 'must be a duration such as "5m"').default('5m'),
+      })
+      .prefault({}),
+    /** Addition: the status monitor behind GET /v1/status. */
+    status: z
+      .strictObject({
+        /** false: nothing is sampled and GET /v1/status answers UNCONFIGURED with monitored false. */
+        enabled: z.boolean().default(true),
+        /** How often each component (api, providers, storage, payments) is measured. */
+        sample_interval: z
+          .string()
+          .regex(DURATION, 'must be a duration such as "60s"')
+          .refine((v) => !/^0+\D/.test(v), 'must be more than zero')
+          .default('60s'),
+      })
+      .prefault({}),
     limits: z
       .strictObject({
         rate_limit: rateLimitSchema.default({ requests: 600, interval: '60s' }),

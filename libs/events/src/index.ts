@@ -12,6 +12,8 @@ export const TOPICS = {
   accounts: 'billing.accounts',
   /** Every job state change (`job.state.v1`, keyed by job), published from the jobs service's outbox. */
   jobs: 'jobs.state',
+  /** Each spending process's periodic summary of its upstream endpoints (`endpoint.health.v1`, keyed by process), for the status monitor. */
+  endpointHealth: 'spend.endpoint_health',
 } as const;
 
 const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
@@ -118,9 +120,35 @@ export const jobStateSchema = z.object({
 });
 export type JobState = z.infer<typeof jobStateSchema>;
 
+/**
+ * One spending process's view of its upstream endpoints over one window: the attempts real traffic made and the
+ * circuit state at the window's end. Event id `<source>:<window_end>`; a consumer keeps the newest per endpoint.
+ */
+export const endpointHealthSchema = z.object({
+  /** The reporting process (service name and instance), so several replicas' reports stay apart. */
+  source: z.string().min(1),
+  window_start: z.string(),
+  window_end: z.string(),
+  endpoints: z.array(
+    z.object({
+      /** `<provider>/<upstream model>`, the circuit's key. */
+      endpoint: z.string().min(1),
+      provider: z.string().min(1),
+      /** Attempts that reached an answer or an upstream failure; client faults and clients that left are not counted. */
+      attempts: z.number().int().nonnegative(),
+      failures: z.number().int().nonnegative(),
+      /** Mean ms to the upstream's answer (its first byte) over the window's successful attempts; null without one. */
+      latency_ms: z.number().int().nonnegative().nullable(),
+      circuit: z.enum(['closed', 'open', 'half_open']),
+    }),
+  ),
+});
+export type EndpointHealth = z.infer<typeof endpointHealthSchema>;
+
 export const EVENT_TYPES = {
   holdClose: 'hold.close.v1',
   usageRecorded: 'usage.recorded.v1',
   accountOpened: 'account.opened.v1',
   jobState: 'job.state.v1',
+  endpointHealth: 'endpoint.health.v1',
 } as const;

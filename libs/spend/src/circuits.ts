@@ -9,8 +9,18 @@ export interface CircuitState {
   openedAt: number | null;
 }
 
+/** What real traffic did to one endpoint since the last `drainTallies()`: the status monitor's measurement. */
+export interface EndpointTally {
+  endpoint: string;
+  attempts: number;
+  failures: number;
+  /** Sum of the successful attempts' ms to answer, for a mean. */
+  latencyMsSum: number;
+}
+
 export class Circuits {
   private readonly byEndpoint = new Map<string, { failures: number; openedAt: number | null; trial: boolean }>();
+  private tallies = new Map<string, EndpointTally>();
 
   constructor(
     private readonly threshold = 5,
@@ -39,11 +49,18 @@ export class Circuits {
     if (c) c.trial = false;
   }
 
-  success(endpoint: string): void {
+  /** `latencyMs`: how long the endpoint took to answer, when the caller measured it. */
+  success(endpoint: string, latencyMs?: number): void {
     this.byEndpoint.delete(endpoint);
+    const t = this.tally(endpoint);
+    t.attempts += 1;
+    t.latencyMsSum += latencyMs ?? 0;
   }
 
   failure(endpoint: string): void {
+    const t = this.tally(endpoint);
+    t.attempts += 1;
+    t.failures += 1;
     const c = this.byEndpoint.get(endpoint) ?? { failures: 0, openedAt: null, trial: false };
     c.failures += 1;
     if (c.trial || c.failures >= this.threshold) {
@@ -51,6 +68,22 @@ export class Circuits {
       c.trial = false;
     }
     this.byEndpoint.set(endpoint, c);
+  }
+
+  /** The attempts since the last call, and a fresh start: each health report covers its own window. */
+  drainTallies(): EndpointTally[] {
+    const out = [...this.tallies.values()];
+    this.tallies = new Map();
+    return out;
+  }
+
+  private tally(endpoint: string): EndpointTally {
+    let t = this.tallies.get(endpoint);
+    if (!t) {
+      t = { endpoint, attempts: 0, failures: 0, latencyMsSum: 0 };
+      this.tallies.set(endpoint, t);
+    }
+    return t;
   }
 
   snapshot(): CircuitState[] {

@@ -3,5 +3,6 @@ export { HoldCloser, type CloseDeps, type CallFacts, type Usage } from './hold-c
 export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-record';
 export { guarded, type Releasable } from './guarded';
 export { refuseOtherCategory } from './category';
-export { Circuits, type CircuitState } from './circuits';
+export { Circuits, type CircuitState, type EndpointTally } from './circuits';
+export { startHealthReporter, healthReport } from './health-reporter';
 export { runSpendingService, type SpendingService } from './service-entry';

@@ -100,11 +100,12 @@ export class PaidCall {
         if (!this.deps.circuits.allow(endpoint.key)) continue;
         this.attempts += 1;
         tried += 1;
+        const attemptStart = Date.now();
         try {
           const result = await attempt(model, endpoint);
           if (clientSignal?.aborted) throw clientSignal.reason;
           this.firstByteAt = Date.now();
-          this.deps.circuits.success(endpoint.key);
+          this.deps.circuits.success(endpoint.key, this.firstByteAt - attemptStart);
           count(this.deps.metrics, 'attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
           if (tried > 1) this.fallbackUsed = true;

@@ -1,9 +1,10 @@
 import type { Router } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, readEnv, serviceUrl } from '@gateway/config';
+import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
 import { Circuits } from './circuits';
+import { startHealthReporter } from './health-reporter';
 import type { SpendDeps } from './paid-call';
 
 /** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
@@ -30,7 +31,13 @@ export function runSpendingService(
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
     const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
     const metrics = createMetrics();
-    const service = await build({ registry: buildRegistry(config), billing, bus, circuits: new Circuits(), logger, metrics }, env, config);
+    const registry = buildRegistry(config);
+    const circuits = new Circuits();
+    const service = await build({ registry, billing, bus, circuits, logger, metrics }, env, config);
+    // The status monitor's view of the providers: what this process's traffic saw, once per sample interval.
+    const health = config.status.enabled
+      ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })
+      : undefined;
 
     const app = createServiceApp();
     app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
@@ -49,6 +56,7 @@ export function runSpendingService(
         await service.ready?.();
       },
       onDrained: async () => {
+        health?.stop();
         // The bus first: it delivers the settles still queued.
         await bus.close();
         await service.close?.();

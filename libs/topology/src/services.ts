@@ -66,7 +66,8 @@ export const SERVICES = [
       /^\/v1\/(catalog|stats|status)\/?$/,
     ],
     keyedPaths: [],
-    peers: [],
+    // The status monitor pings billing (the payments component); the catalogue answers without it.
+    peers: ['billing'],
   },
 ] as const satisfies readonly (Omit<ServiceEntry, 'peers'> & { peers: readonly string[] })[];
 

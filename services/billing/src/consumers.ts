@@ -1,12 +1,14 @@
 import type { EventBus, Subscription } from '@gateway/bus';
 import { EVENT_TYPES, TOPICS, holdCloseSchema } from '@gateway/events';
+import { publishUsage } from './publish';
 import type { Logger } from '@gateway/service-kit';
 import type { Ledger } from './ledger/holds';
 
 /**
  * Settles and releases holds from the bus (`hold.close.v1`, keyed by hold). Delivery is at least once, and
  * redelivery is harmless: close_hold is a no-op on a closed hold. A handler that throws (the database is down)
- * gets the event again, so nothing is acknowledged before it is applied.
+ * gets the event again, so nothing is acknowledged before it is applied. Each applied close is then announced as
+ * `usage.recorded.v1`.
  */
 export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger): Promise<Subscription> {
   return bus.subscribe('billing', [TOPICS.holds], async (event) => {
@@ -21,6 +23,8 @@ export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger)
     const { result, charged } = await ledger.closeHold(ev);
     const about = { holdId: ev.hold_id, requestId: ev.request_id, result, charged: charged.toString() };
     if (result === 'unknown') logger.warn(about, 'hold event for an unknown hold; nothing applied');
+    // After the commit, and again on a redelivery (same event id): a publish lost to a crash here is sent next time.
+    else await publishUsage(bus, ev, result, charged);
     if (result === 'late_charged' || result === 'late_dropped') logger.warn(about, 'hold closed after expiry');
     // Logged on every delivery, a redelivery included: an answer lost after the commit must not lose the warning.
     if (ev.record.capped_from_nano) {

@@ -14,6 +14,7 @@ import { adminRouter } from './admin/router';
 import { resolveAdminToken } from './admin/auth';
 import { internalRouter } from './internal/router';
 import { consumeHoldCloses } from './consumers';
+import { announceAccounts, publishAccountOpened } from './publish';
 import { migrations } from './migrations';
 
 export { migrations };
@@ -72,7 +73,13 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   return {
     port,
     publicRouter,
-    adminRouter: Router().use('/admin/v1', adminRouter(db, admin.hash, deps.onKeyRevoked ?? (() => {}))),
+    adminRouter: Router().use(
+      '/admin/v1',
+      adminRouter(db, admin.hash, deps.onKeyRevoked ?? (() => {}), (id) => {
+        // A lost announcement is repaired by the next start's announceAccounts; the account itself exists already.
+        publishAccountOpened(bus, id, new Date()).catch((err) => logger.warn({ err, accountId: id }, 'account.opened not published'));
+      }),
+    ),
     internalRouter: internalRouter(port, deps.internalToken),
     generatedAdminToken: admin.generated,
     async ready() {
@@ -81,6 +88,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     },
     async start() {
       subscription = await consumeHoldCloses(ledger, bus, logger);
+      // In the background: a ledger of many accounts must not hold up the start, and a failure only delays counts.
+      announceAccounts(db, bus).catch((err) => logger.warn({ err }, 'announcing accounts failed; the next start retries'));
       sweeper = setInterval(() => {
         expireHolds(db)
           .then((n) => n > 0 && logger.warn({ released: n }, 'released expired holds'))

@@ -1,16 +1,4 @@
-import { Router } from 'express';
-import type { ModelRegistry } from '@gateway/config';
-import { mountCatalog } from './catalog/routes';
-import { mountModels } from './models/routes';
-
-export interface CatalogueService {
-  /** Public routes: no key needed. */
-  router: Router;
-}
-
-export function createCatalogueService(registry: ModelRegistry): CatalogueService {
-  const router = Router();
-  mountModels(router, registry);
-  mountCatalog(router, registry);
-  return { router };
-}
+export { createCatalogueService, type CatalogueService, type CatalogueState } from './service';
+export { openCatalogue, type CatalogueDeps, type OpenCatalogue } from './open';
+export { migrations } from './migrations';
+export { redisPing } from './status/redis-ping';

@@ -1,16 +1,37 @@
 import '@gateway/service-kit/src/tracing-register';
-import { buildRegistry, loadConfig, readEnv } from '@gateway/config';
+import path from 'node:path';
+import { createBillingHttpClient } from '@gateway/billing-client';
+import { openBus } from '@gateway/bus';
+import { loadConfig, readEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serve } from '@gateway/service-kit';
-import { createCatalogueService } from './index';
+import { openCatalogue } from './open';
+import { redisPing } from './status/redis-ping';
 
-/** Fleet entry: the public catalogue. */
+/** Fleet entry: the public catalogue, stats and the status monitor. */
 runMain('catalogue', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('catalogue', env.LOG_LEVEL);
-  const catalogue = createCatalogueService(buildRegistry(config));
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  // Billing is only measured (the payments component), never needed to answer: the catalogue starts and serves without it.
+  const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the status monitor'), env.GATEWAY_INTERNAL_TOKEN);
+  const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;
+  const catalogue = await openCatalogue({
+    config,
+    bus,
+    logger,
+    databaseUrl: env.DATABASE_URL,
+    dataDir: path.resolve(env.GATEWAY_DATA_DIR),
+    probes: {
+      apiUrl: () => env.STATUS_API_URL ?? env.GATEWAY_PUBLIC_URL,
+      billingPing: () => billing.ping(),
+      // On PostgreSQL the catalogue's schema shares the server with the other services' databases, so its ping is theirs.
+      storage: redis ? [redis] : [],
+    },
+  });
+  await catalogue.subscribe();
   const app = createServiceApp();
-  app.use(catalogue.router);
+  app.use(catalogue.service.router);
   finishApp(app, logger);
   const served = await serve(app, {
     service: 'catalogue',
@@ -19,8 +40,18 @@ runMain('catalogue', async () => {
     metricsPort: env.METRICS_PORT,
     logger,
     metrics: createMetrics(),
-    ready: async () => {},
+    ready: async () => {
+      await catalogue.ping();
+      await bus.ping();
+    },
+    onDrained: async () => {
+      await bus.close();
+      await catalogue.close();
+      await redis?.close();
+      await billing.close();
+    },
   });
+  catalogue.startMonitor();
   logger.info({ port: served.port, metricsPort: served.metricsPort }, 'catalogue listening');
   return { stop: () => served.shutdown(), logger };
 });

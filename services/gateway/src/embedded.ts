@@ -1,12 +1,12 @@
 import { createBillingService, ensureDemoAccount, migrations as billingMigrations } from '@gateway/billing';
 import { openBus } from '@gateway/bus';
-import { createCatalogueService } from '@gateway/catalogue';
+import { openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
 import { openServiceDb, type Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
-import { Circuits } from '@gateway/spend';
+import { Circuits, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
@@ -62,14 +62,28 @@ export async function startEmbedded(
     { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics },
     { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
-  const catalogue = createCatalogueService(registry);
+  // The status monitor's api check calls this gateway's own public listener, whose port is known once it listens.
+  let statusApiUrl: string | undefined;
+  const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;
+  const catalogue = await openCatalogue({
+    config,
+    bus,
+    logger: logger.child({ service: 'catalogue' }),
+    databaseUrl: env.DATABASE_URL,
+    dataDir: opts.dataDir,
+    probes: {
+      apiUrl: () => env.STATUS_API_URL ?? statusApiUrl,
+      billingPing: () => billing.port.ping(),
+      storage: [{ name: 'billing database', ping: () => billingDb.ping() }, { name: 'media database', ping: () => media.ping() }, ...(redis ? [redis] : [])],
+    },
+  });
   const edge = createEdge({
     billing: billing.port,
     meter,
     logger,
     metrics,
     // Embedded, each entry of the service table is served by its router in this process.
-    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.router } satisfies Record<
+    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.service.router } satisfies Record<
       ServiceName,
       RequestHandler
     >,
@@ -78,6 +92,8 @@ export async function startEmbedded(
     trustProxy: env.TRUST_PROXY,
   });
   keys = edge.keys;
+  // Before billing starts: it announces every account at start, and the catalogue counts them.
+  await catalogue.subscribe();
   await billing.start();
   media.service.start();
 
@@ -93,15 +109,24 @@ export async function startEmbedded(
       await media.ping();
     },
     onDrained: async () => {
+      health?.stop();
       // The bus first: it delivers the settles still queued while billing is still consuming them.
       await bus.close();
       await billing.stop();
       await media.close();
+      await catalogue.close();
+      await redis?.close();
       await meter.close();
       await billingDb.close();
     },
   });
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  statusApiUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host}:${served.port}`;
+  catalogue.startMonitor();
+  // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
+  const health = config.status.enabled
+    ? startHealthReporter({ bus, circuits, registry, logger, source: 'gateway', intervalMs: parseDuration(config.status.sample_interval) })
+    : undefined;
   return {
     served,
     url: `http://${host}:${served.port}`,

@@ -8,7 +8,13 @@ import { requireAdmin } from './auth';
 import { createAccountBody, createKeyBody, creditsBody, patchAccountBody } from './schemas';
 
 /** The operator's admin API (spec/operations.md), mounted at /admin/v1. */
-export function adminRouter(db: Db, adminTokenHash: string, onKeyRevoked: (keyId: string) => void): Router {
+export function adminRouter(
+  db: Db,
+  adminTokenHash: string,
+  onKeyRevoked: (keyId: string) => void,
+  /** Told after an account is created (billing announces it on the bus); must not throw. */
+  onAccountOpened: (accountId: string) => void = () => {},
+): Router {
   const r = Router();
   r.use(requireAdmin(adminTokenHash));
   r.use(express.json({ limit: '64kb' }));
@@ -16,6 +22,7 @@ export function adminRouter(db: Db, adminTokenHash: string, onKeyRevoked: (keyId
   r.post('/accounts', async (req, res) => {
     const body = validate(createAccountBody, req.body ?? {});
     const id = await createAccount(db, parseUsd(body.credits ?? 0), body);
+    onAccountOpened(id);
     res.status(201).json({ data: { account_id: id } });
   });
 

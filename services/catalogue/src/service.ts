@@ -1,0 +1,30 @@
+import { Router } from 'express';
+import type { ModelRegistry } from '@gateway/config';
+import { mountCatalog } from './catalog/routes';
+import { mountModels } from './models/routes';
+import { mountStats } from './stats/routes';
+import type { StatsStore } from './stats/store';
+import { mountStatus, type StatusRouteDeps } from './status/routes';
+
+export interface CatalogueService {
+  /** Public routes: no key needed. */
+  router: Router;
+}
+
+/** What /v1/stats and /v1/status need; without it (tests of the listings alone) those two routes are not mounted. */
+export interface CatalogueState {
+  stats: { store: StatsStore; ttlMs: number };
+  status: StatusRouteDeps;
+  now: () => Date;
+}
+
+export function createCatalogueService(registry: ModelRegistry, state?: CatalogueState): CatalogueService {
+  const router = Router();
+  mountModels(router, registry);
+  mountCatalog(router, registry);
+  if (state) {
+    mountStats(router, registry, state.stats.store, { ttlMs: state.stats.ttlMs, now: state.now });
+    mountStatus(router, state.status);
+  }
+  return { router };
+}
