@@ -74,6 +74,8 @@ const modelSchema = z.strictObject({
   alias_target: z.string().min(1).optional(),
   /** Addition (single-model `architecture.input_modalities`): what the model reads; default: by category. */
   input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
+  /** Addition (video): seconds a job is held for when its submit names no `duration`; default 10. */
+  default_duration: z.number().min(1).max(600).optional(),
   endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
 });
 
@@ -86,6 +88,17 @@ export const configSchema = z
         max_retries: z.number().int().min(0).default(5),
         initial_backoff_ms: z.number().int().positive().default(30_000),
         allow_private_addresses: z.boolean().default(false),
+      })
+      .prefault({}),
+    /** Addition: the job queue's worker. */
+    jobs: z
+      .strictObject({
+        /** First wait between polls of a job's upstream; each later one is 1.5× longer, up to 15s. */
+        poll_interval: z.string().regex(DURATION, 'must be a duration such as "1s"').default('1s'),
+        /** How long a worker holds a job it drives; a worker that dies lets it lapse and another takes the job over. */
+        lease: z.string().regex(DURATION, 'must be a duration such as "60s"').default('60s'),
+        /** A job unfinished after this fails (503) and its hold is released. */
+        timeout: z.string().regex(DURATION, 'must be a duration such as "6h"').default('6h'),
       })
       .prefault({}),
     /** Addition: generated media. */

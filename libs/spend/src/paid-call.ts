@@ -89,6 +89,14 @@ export class PaidCall {
   }
 
   /**
+   * The call of a hold another process placed, from its record (a job's worker, perhaps after a restart): the same
+   * failover and the same closing, without placing anything. Throws 409 model_unavailable while nothing can serve.
+   */
+  static resume(deps: SpendDeps, spec: Omit<PaidCallSpec, 'worstCase'>, record: HoldRecord): PaidCall {
+    return new PaidCall(deps, { ...spec, worstCase: () => record.amountNano }, resolveCandidates(deps, spec), record);
+  }
+
+  /**
    * Tries each candidate's endpoints in order. An endpoint that fails before answering (connect error, timeout,
    * 429, 5xx) hands over to the next; the client's own 4xx stops the search. On total failure the hold is released.
    */
@@ -166,7 +174,7 @@ export class PaidCall {
   }
 }
 
-function resolveCandidates(deps: SpendDeps, spec: PaidCallSpec): ResolvedModel[] {
+function resolveCandidates(deps: SpendDeps, spec: Pick<PaidCallSpec, 'slugs' | 'category'>): ResolvedModel[] {
   const seen = new Set<string>();
   const servable: ResolvedModel[] = [];
   let reason = '';

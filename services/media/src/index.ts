@@ -2,6 +2,8 @@ import express, { Router } from 'express';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountFiles } from './files/handler';
+import { mountInternalFiles } from './files/internal';
+import { keepBytes } from './files/keep-bytes';
 import type { FileRefs } from './files/refs';
 import { sweepExpiredMedia } from './files/sweeper';
 import { mountImages } from './images/handler';
@@ -10,6 +12,7 @@ import type { MediaStorage } from './storage/port';
 import { mountTranscriptions } from './transcriptions/handler';
 
 export { FileRefs, type FileRef, type NewFileRef } from './files/refs';
+export { INTERNAL_FILES_PATH } from './files/internal';
 export { migrations } from './migrations';
 export { openMedia, s3OptionsOf, type MediaOptions } from './open';
 export { filesystemStorage } from './storage/filesystem';
@@ -26,8 +29,10 @@ export interface MediaServiceDeps extends SpendDeps {
 }
 
 export interface MediaService {
-  /** Keyed media routes under /v1. */
+  /** Keyed media routes under /v1, and /internal/files for the fleet's other services. */
   router: Router;
+  /** Stores bytes made elsewhere (a job's video) behind a new /v1/files reference; in-process callers use this. */
+  keep(owner: { accountId: string; requestId: string }, bytes: Buffer, contentType: string): Promise<{ id: string; expiresAt: Date }>;
   start(): void;
   stop(): void;
 }
@@ -38,6 +43,8 @@ export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBod
   const protocols = createProtocols();
   // Ahead of the JSON parser below: a recording in base64 needs the larger limit this route parses with.
   mountTranscriptions(router, { ...deps, protocolOf: protocols.transcription }, opts.maxAudioBody);
+  // Also ahead of the JSON parser: it takes the raw bytes. A video may be far larger than any JSON request.
+  mountInternalFiles(router, deps, '1gb');
   router.use(express.json({ limit: opts.maxRequestBody }));
   mountFiles(router, deps);
   mountImages(router, { ...deps, protocolOf: protocols.image });
@@ -49,6 +56,7 @@ export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBod
   };
   return {
     router,
+    keep: (owner, bytes, contentType) => keepBytes(deps, owner, bytes, contentType),
     start() {
       sweeper = setInterval(() => void sweep().catch((err) => deps.logger.error({ err }, 'media sweep failed')), deps.sweepIntervalMs ?? 60_000);
       sweeper.unref();

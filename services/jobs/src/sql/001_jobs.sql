@@ -24,7 +24,8 @@ CREATE TABLE jobs (
   charge_nano numeric,                               -- the charge the worker settled at (cost waits for billing)
   cost_nano numeric,                                 -- billing's applied charge: the job list's cost; null until then
   error jsonb,                                       -- {code, message, status} when the job did not succeed
-  created_at timestamptz NOT NULL DEFAULT now(),
+  -- Milliseconds, as JavaScript's Date holds them: the list's keyset cursor round-trips through one exactly.
+  created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
   started_at timestamptz,
   completed_at timestamptz,
   next_poll_at timestamptz NOT NULL DEFAULT now(),

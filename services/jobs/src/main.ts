@@ -1,0 +1,33 @@
+import '@gateway/service-kit/src/tracing-register';
+import path from 'node:path';
+import { createBillingHttpClient } from '@gateway/billing-client';
+import { serviceUrl } from '@gateway/config';
+import { runSpendingService } from '@gateway/spend';
+import { httpMediaFiles } from './media/http';
+import { openJobs } from './open';
+
+/** Fleet entry: the job routes, the worker, the outbox relay and the webhook dispatcher as one process. */
+runSpendingService('jobs', async (spend, env, config) => {
+  const accounts = createBillingHttpClient(serviceUrl(env, 'billing', 'the jobs service'), env.GATEWAY_INTERNAL_TOKEN);
+  const media = httpMediaFiles(serviceUrl(env, 'media', 'the jobs service'), env.GATEWAY_INTERNAL_TOKEN);
+  const jobs = await openJobs(
+    config,
+    spend,
+    { accounts, media },
+    {
+      databaseUrl: env.DATABASE_URL,
+      dataDir: path.resolve(env.GATEWAY_DATA_DIR),
+      publicUrl: env.GATEWAY_PUBLIC_URL,
+    },
+  );
+  await jobs.service.start();
+  return {
+    router: jobs.service.router,
+    ready: jobs.ping,
+    async close() {
+      await jobs.close();
+      await accounts.close();
+      await media.close();
+    },
+  };
+});

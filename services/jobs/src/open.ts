@@ -1,0 +1,35 @@
+import type { JobSettingsPort } from '@gateway/billing-client';
+import type { GatewayConfig } from '@gateway/config';
+import { openServiceDb } from '@gateway/db';
+import type { SpendDeps } from '@gateway/spend';
+import { createJobsService, type JobsService } from './index';
+import type { MediaFilesPort } from './media/port';
+import { migrations } from './migrations';
+import type { Resolver } from './webhooks';
+
+export interface JobsOptions {
+  /** PostgreSQL for the jobs schema (fleet); absent, PGlite under dataDir (embedded) or in memory. */
+  databaseUrl?: string;
+  dataDir?: string;
+  publicUrl: string;
+  resolve?: Resolver;
+}
+
+/** The jobs service with its database, as the embedded gateway and the fleet process both open it. */
+export async function openJobs(
+  config: GatewayConfig,
+  spend: SpendDeps,
+  ports: { accounts: JobSettingsPort; media: MediaFilesPort },
+  opts: JobsOptions,
+): Promise<{ service: JobsService; ping(): Promise<void>; close(): Promise<void> }> {
+  const db = await openServiceDb('jobs', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+  const service = createJobsService({ ...spend, ...ports, db, publicUrl: opts.publicUrl, resolve: opts.resolve }, config);
+  return {
+    service,
+    ping: () => db.ping(),
+    async close() {
+      await service.stop();
+      await db.close();
+    },
+  };
+}
