@@ -1,8 +1,7 @@
-import type { ResolvedEndpoint } from '@gateway/config';
+import type { ProviderConfig, ResolvedEndpoint } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import { PaidCall, holdRecordFromJSON, type SpendDeps } from '@gateway/spend';
 import { type QueueProtocol, type QueueTicket, classify } from '@gateway/upstreams';
-import type { ProviderConfig } from '@gateway/config';
 import type { MediaFilesPort } from '../media/port';
 import type { JobRow } from '../store/job-row';
 import { releaseLease } from '../store/jobs';
@@ -116,6 +115,7 @@ async function finishFromResult(
   job: JobRow,
   endpoint: ResolvedEndpoint,
   protocol: QueueProtocol,
+  ticket: QueueTicket,
   signal: AbortSignal,
 ): Promise<void> {
   const facts = { model: job.model, attempts: 1, fallbackUsed: false };
