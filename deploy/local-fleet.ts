@@ -78,6 +78,7 @@ const OWNED = [
   'GATEWAY_BUS_PREFIX',
   'GATEWAY_METER_PREFIX',
   'LOG_LEVEL',
+  'EDGE_URL',
   ...SERVICES.map((s) => s.urlEnv),
 ];
 
@@ -158,6 +159,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     GATEWAY_PUBLIC_URL: opts.publicUrl ?? `http://localhost:${port}`,
     LOG_LEVEL: opts.logLevel ?? 'info',
     ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, local(portOf(s))])),
+    // The mcp service's tools call the gateway's public routes through the edge, as any client does.
+    EDGE_URL: local(port),
     ...opts.env,
   };
 

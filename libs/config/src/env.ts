@@ -47,6 +47,8 @@ const envSchema = z.object({
   /** Read by tracing-register before anything else loads; validated here so a typo stops the start. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** The edge's base URL, which the mcp service's tools call with the caller's key (embedded: its own listener). */
+  EDGE_URL: z.url().optional(),
   // The fleet's peer addresses: one variable per service of the service table (BILLING_URL, TEXT_URL, ...).
   ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, z.url().optional()])),
 });

@@ -12,6 +12,11 @@ export const INTERNAL = {
   keyId: 'x-gateway-key-id',
   token: 'x-gateway-internal-token',
   startedAt: 'x-gateway-started-at',
+  /**
+   * The caller's verified API key, set only for a service the table marks `actsForCaller` (mcp), which calls the
+   * gateway's public routes on the caller's behalf; every other service never sees a key.
+   */
+  apiKey: 'x-gateway-api-key',
 } as const;
 
 export interface RequestContext {

@@ -5,6 +5,7 @@ export {
   SERVICE_NAMES,
   ADMIN_OWNER,
   serviceEntry,
+  actsForCaller,
   publicOwner,
   keyedOwner,
   type ServiceEntry,

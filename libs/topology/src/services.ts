@@ -21,6 +21,11 @@ export interface ServiceEntry {
   readonly peers: readonly ServiceName[];
   /** Runs migrations the others' requests depend on, so the fleet starts it before them. */
   readonly startsFirst?: boolean;
+  /**
+   * Calls the gateway's public routes on the caller's behalf, so the edge hands it the caller's verified key
+   * (INTERNAL.apiKey). The edge strips the client's credential headers from every other service's requests.
+   */
+  readonly actsForCaller?: boolean;
 }
 
 export const EDGE = { name: 'edge', port: 8080 } as const;
@@ -69,6 +74,16 @@ export const SERVICES = [
     // The status monitor pings billing (the payments component); the catalogue answers without it.
     peers: ['billing'],
   },
+  {
+    name: 'mcp',
+    port: 8085,
+    urlEnv: 'MCP_URL',
+    publicPaths: [],
+    keyedPaths: [/^\/v1\/mcp\/?$/],
+    // Its tools call the edge (EDGE_URL), not its peers directly, so every call is metered and billed as a client's.
+    peers: [],
+    actsForCaller: true,
+  },
 ] as const satisfies readonly (Omit<ServiceEntry, 'peers'> & { peers: readonly string[] })[];
 
 export type ServiceName = (typeof SERVICES)[number]['name'];
@@ -82,6 +97,11 @@ export function serviceEntry(name: ServiceName): ServiceEntry {
 /** The service answering a GET on `path` without a key, if any. */
 export function publicOwner(path: string): ServiceName | undefined {
   return SERVICES.find((s) => (s.publicPaths as readonly RegExp[]).some((p) => p.test(path)))?.name;
+}
+
+/** Whether the edge hands `name` the caller's verified key (see ServiceEntry.actsForCaller). */
+export function actsForCaller(name: ServiceName): boolean {
+  return serviceEntry(name).actsForCaller === true;
 }
 
 /** The service owning a keyed `path`, if any. */

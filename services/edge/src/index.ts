@@ -5,6 +5,7 @@ import { INTERNAL, createServiceApp, finishApp, type Logger, type Metrics } from
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
+import { handOnCredential } from './auth/hand-on-credential';
 import { assignRequestId } from './request-id';
 
 export { proxyTo } from './proxy';
@@ -63,6 +64,7 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
     if (!owner) return next();
     auth(req, res, (err?: unknown) => {
       if (err) return next(err);
+      handOnCredential(req, owner);
       route(owner)(req, res, next);
     });
   });

@@ -11,6 +11,7 @@ import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
 import { openMedia, s3OptionsOf } from '@gateway/media';
+import { createMcpService, migrations as mcpMigrations } from '@gateway/mcp';
 
 export interface EmbeddedGateway {
   served: Served;
@@ -77,13 +78,20 @@ export async function startEmbedded(
       storage: [{ name: 'billing database', ping: () => billingDb.ping() }, { name: 'media database', ping: () => media.ping() }, ...(redis ? [redis] : [])],
     },
   });
+  const mcpDb = await openServiceDb('mcp', mcpMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
+  // Its tools call this very gateway's public listener, whose address is known once it listens (below).
+  let selfUrl = '';
+  const mcp = createMcpService(
+    { db: mcpDb, bus, registry, logger: logger.child({ service: 'mcp' }), edgeUrl: () => selfUrl },
+    { maxRequestBody: config.limits.max_request_body },
+  );
   const edge = createEdge({
     billing: billing.port,
     meter,
     logger,
     metrics,
     // Embedded, each entry of the service table is served by its router in this process.
-    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.service.router } satisfies Record<
+    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.service.router, mcp: mcp.router } satisfies Record<
       ServiceName,
       RequestHandler
     >,
@@ -96,6 +104,7 @@ export async function startEmbedded(
   await catalogue.subscribe();
   await billing.start();
   media.service.start();
+  await mcp.start();
 
   const served = await serve(edge.app, {
     service: 'gateway',
@@ -111,6 +120,7 @@ export async function startEmbedded(
     onDrained: async () => {
       health?.stop();
       // The bus first: it delivers the settles still queued while billing is still consuming them.
+      await mcp.stop();
       await bus.close();
       await billing.stop();
       await media.close();
@@ -118,9 +128,13 @@ export async function startEmbedded(
       await redis?.close();
       await meter.close();
       await billingDb.close();
+      await mcpDb.close();
     },
   });
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  // A wildcard bind address is not one to connect to: the tools reach the listener on loopback.
+  const reachable = env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host;
+  selfUrl = `http://${reachable}:${served.port}`;
   statusApiUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host}:${served.port}`;
   catalogue.startMonitor();
   // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
@@ -134,7 +148,11 @@ export async function startEmbedded(
     demo,
     generatedAdminToken: billing.generatedAdminToken,
     billingDb,
-    stop: () => served.shutdown(),
+    stop: () => {
+      // Open MCP streams end first: the drain would otherwise wait its whole grace period on them.
+      mcp.endStreams();
+      return served.shutdown();
+    },
   };
 }
 

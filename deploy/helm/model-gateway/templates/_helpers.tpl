@@ -172,6 +172,11 @@ app.kubernetes.io/component: {{ .name }}
       name: {{ $secret }}
       key: admin-token
 {{- end }}
+{{- if eq $name "mcp" }}
+{{- /* The MCP tools call the gateway's public routes through the edge, with each caller's key. */}}
+- name: EDGE_URL
+  value: {{ include "model-gateway.serviceUrl" (dict "root" $root "name" "edge") | quote }}
+{{- end }}
 {{- if eq $name "catalogue" }}
 {{- /* The status monitor's api check calls the public API through edge, inside the cluster. */}}
 - name: STATUS_API_URL

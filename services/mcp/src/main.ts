@@ -1,0 +1,53 @@
+import '@gateway/service-kit/src/tracing-register';
+import path from 'node:path';
+import { openBus } from '@gateway/bus';
+import { ConfigError, buildRegistry, loadConfig, readEnv } from '@gateway/config';
+import { openServiceDb } from '@gateway/db';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { createMcpService, migrations } from './index';
+
+/** Fleet entry: the MCP endpoint as its own process; its tools call the edge (EDGE_URL) with each caller's key. */
+runMain('mcp', async () => {
+  const env = readEnv(process.env, { host: '0.0.0.0' });
+  if (!env.EDGE_URL) throw new ConfigError('Invalid environment:\n  EDGE_URL: required for the mcp service in the fleet (its tools call the edge)');
+  const edgeUrl = env.EDGE_URL.replace(/\/$/, '');
+  const config = loadConfig(env.GATEWAY_CONFIG);
+  const logger = createLogger('mcp', env.LOG_LEVEL);
+  const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  const mcp = createMcpService(
+    { db, bus, registry: buildRegistry(config), logger, edgeUrl: () => edgeUrl },
+    { maxRequestBody: config.limits.max_request_body },
+  );
+  await mcp.start();
+
+  const app = createServiceApp();
+  app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
+  app.use(mcp.router);
+  finishApp(app, logger);
+  const served = await serve(app, {
+    service: 'mcp',
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    logger,
+    metrics: createMetrics(),
+    ready: async () => {
+      await db.ping();
+      await bus.ping();
+    },
+    onDrained: async () => {
+      await mcp.stop();
+      await bus.close();
+      await db.close();
+    },
+  });
+  logger.info({ port: served.port, metricsPort: served.metricsPort, edgeUrl }, 'mcp listening');
+  return {
+    stop: () => {
+      mcp.endStreams();
+      return served.shutdown();
+    },
+    logger,
+  };
+});

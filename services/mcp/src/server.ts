@@ -1,0 +1,28 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerPrompts } from './prompts';
+import { registerResources } from './resources';
+import { availableTools, type Caller, type ToolDeps } from './tools';
+
+export const SERVER_INFO = { name: 'model-gateway', version: '0.1.0' } as const;
+
+/**
+ * The SDK's server for one request of one caller: tool registration, argument validation, outputSchema checks,
+ * resources and prompts are the SDK's; everything it needs about the caller is closed over here, so nothing of a
+ * session lives in memory between requests. Cheap to build: a dozen registrations.
+ */
+export function buildServer(caller: Caller, deps: ToolDeps): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, prompts: { listChanged: false } },
+  });
+  for (const tool of availableTools()) {
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output },
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK types the callback by the schema; ToolDef already did
+      ((args: any, extra: { signal: AbortSignal }) => tool.run(args, { caller, deps, signal: extra.signal })) as any,
+    );
+  }
+  registerResources(server, caller, deps);
+  registerPrompts(server);
+  return server;
+}
