@@ -56,7 +56,7 @@ export async function endJob(deps: TransitionDeps, jobId: string, ending: Ending
           : null;
     const done = ending.outcome === 'succeeded' ? ending : undefined;
     const [row] = await tx.query(
-      `UPDATE jobs SET status = $2, completed_at = now(), error = $3::jsonb, payload = $4::jsonb, usage = $5::jsonb, charge_nano = $6,
+      `UPDATE jobs SET status = $2, completed_at = now(), error = $3::jsonb, payload = $4::jsonb, usage = $5::jsonb, charge_nano = LEAST($6::numeric, (hold->>'amount_nano')::numeric),
               video_file_id = $7, started_at = COALESCE(started_at, CASE WHEN $2 = 'succeeded' THEN now() END),
               lease_owner = NULL, lease_until = NULL
        WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,

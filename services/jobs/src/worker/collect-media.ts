@@ -44,28 +44,43 @@ export async function collectMedia(
   let videoFileId: string | null = null;
   let measured: bigint | null = 0n;
   let videos = 0;
+  // One upstream file may be linked twice (fal's `video` beside `videos[0]`): fetched, kept and billed once.
+  const keptByUrl = new Map<string, Promise<Record<string, unknown>>>();
 
   async function visit(value: unknown): Promise<unknown> {
-    if (Array.isArray(value)) return Promise.all(value.map(visit));
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const v of value) out.push(await visit(v));
+      return out;
+    }
     if (typeof value !== 'object' || value === null) return value;
     if (isFileObject(value)) {
-      const file = await deps.protocol.download(deps.endpoint, value.url, { signal: deps.signal });
-      const declared = value.content_type ?? file.contentType;
-      const video = isVideo(value, declared);
-      // Upstream CDNs often say octet-stream; the content route promises video/mp4, so a video is stored as one.
-      const contentType = video && !declared.startsWith('video/') ? 'video/mp4' : declared;
-      const kept = await deps.media.keep(owner, file.bytes, contentType);
-      if (video) {
-        videos += 1;
-        videoFileId ??= kept.id;
-        const seconds = await videoSeconds(file.bytes, contentType);
-        measured = seconds === null || measured === null ? null : measured + BigInt(Math.round(seconds * 1000));
+      let kept = keptByUrl.get(value.url);
+      if (!kept) {
+        kept = keep(value);
+        keptByUrl.set(value.url, kept);
       }
-      return { ...value, url: `${deps.publicUrl}/v1/files/${kept.id}`, content_type: contentType, file_size: file.bytes.length };
+      return { ...value, ...(await kept) };
     }
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) out[k] = await visit(v);
     return out;
+  }
+
+  async function keep(value: FileObject): Promise<Record<string, unknown>> {
+    const file = await deps.protocol.download(deps.endpoint, value.url, { signal: deps.signal });
+    const declared = value.content_type ?? file.contentType;
+    const video = isVideo(value, declared);
+    // Upstream CDNs often say octet-stream; the content route promises video/mp4, so a video is stored as one.
+    const contentType = video && !declared.startsWith('video/') ? 'video/mp4' : declared;
+    const kept = await deps.media.keep(owner, file.bytes, contentType);
+    if (video) {
+      videos += 1;
+      videoFileId ??= kept.id;
+      const seconds = await videoSeconds(file.bytes, contentType);
+      measured = seconds === null || measured === null ? null : measured + BigInt(Math.round(seconds * 1000));
+    }
+    return { url: `${deps.publicUrl}/v1/files/${kept.id}`, content_type: contentType, file_size: file.bytes.length };
   }
 
   const payload = (await visit(result)) as Record<string, unknown>;
