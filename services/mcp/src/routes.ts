@@ -12,6 +12,7 @@ import {
 import { firstId, RPC, rpcError, sessionError } from './json-rpc';
 import { OneShotTransport } from './one-shot-transport';
 import { headerVersionOk, negotiate, PROTOCOL_VERSIONS } from './protocol-version';
+import { CAPABILITIES } from './capabilities';
 import { buildServer, SERVER_INFO } from './server';
 import type { SessionStore } from './sessions';
 import { runStream, type StreamOptions } from './stream/sse';
@@ -19,14 +20,6 @@ import type { Notifier } from './stream/notifier';
 import type { Caller, ToolDeps } from './tools';
 
 export const MCP_PATH = ['/v1/mcp', '/v1/mcp/'];
-
-/** What initialize promises. `logging`: job ends arrive as notifications/message, which MCP ties to this capability. */
-export const CAPABILITIES = {
-  tools: { listChanged: false },
-  resources: { subscribe: false, listChanged: false },
-  prompts: { listChanged: false },
-  logging: {},
-};
 
 export interface RouteDeps extends ToolDeps {
   sessions: SessionStore;

@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CAPABILITIES } from './capabilities';
 import { registerPrompts } from './prompts';
 import { registerResources } from './resources';
 import { availableTools, type Caller, type ToolDeps } from './tools';
@@ -12,7 +13,8 @@ export const SERVER_INFO = { name: 'model-gateway', version: '0.1.0' } as const;
  */
 export function buildServer(caller: Caller, deps: ToolDeps): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, prompts: { listChanged: false } },
+    // As initialize announced (routes.ts): with `logging`, the SDK answers logging/setLevel.
+    capabilities: CAPABILITIES,
   });
   for (const tool of availableTools()) {
     server.registerTool(

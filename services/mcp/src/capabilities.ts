@@ -1,0 +1,10 @@
+/**
+ * What initialize promises, and what the SDK server is built with. `logging`: job ends arrive as
+ * notifications/message, which MCP ties to this capability (logging/setLevel is accepted; it filters nothing yet).
+ */
+export const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { subscribe: false, listChanged: false },
+  prompts: { listChanged: false },
+  logging: {},
+};
