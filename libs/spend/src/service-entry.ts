@@ -57,9 +57,9 @@ export function runSpendingService(
       },
       onDrained: async () => {
         health?.stop();
-        // The bus first: it delivers the settles still queued.
-        await bus.close();
+        // The service first (a job worker's last steps publish through it), then the bus, which delivers what is queued.
         await service.close?.();
+        await bus.close();
         await billing.close();
       },
     });

@@ -61,6 +61,15 @@ export const SERVICES = [
     peers: ['billing'],
   },
   {
+    name: 'jobs',
+    port: 8086,
+    urlEnv: 'JOBS_URL',
+    publicPaths: [],
+    keyedPaths: [/^\/v1\/queue\/.+/, /^\/v1\/videos(\/generations)?\/?$/, /^\/v1\/videos\/[^/]+(\/content)?\/?$/, /^\/v1\/jobs\/?$/],
+    // Holds from billing; a finished job's video is kept in, and streamed from, the media service's file store.
+    peers: ['billing', 'media'],
+  },
+  {
     name: 'catalogue',
     port: 8083,
     urlEnv: 'CATALOGUE_URL',

@@ -11,6 +11,7 @@ import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
 import { openMedia, s3OptionsOf } from '@gateway/media';
+import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
 import { createMcpService, migrations as mcpMigrations } from '@gateway/mcp';
 
 export interface EmbeddedGateway {
@@ -63,6 +64,12 @@ export async function startEmbedded(
     { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics },
     { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
+  const jobs = await openJobs(
+    config,
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics },
+    { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
+    { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL },
+  );
   // The status monitor's api check calls this gateway's own public listener, whose port is known once it listens.
   let statusApiUrl: string | undefined;
   const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;
@@ -75,7 +82,11 @@ export async function startEmbedded(
     probes: {
       apiUrl: () => env.STATUS_API_URL ?? statusApiUrl,
       billingPing: () => billing.port.ping(),
-      storage: [{ name: 'billing database', ping: () => billingDb.ping() }, { name: 'media database', ping: () => media.ping() }, ...(redis ? [redis] : [])],
+      storage: [
+        { name: 'billing database', ping: () => billingDb.ping() },
+        { name: 'media database', ping: () => media.ping() },
+        ...(redis ? [redis] : []),
+      ],
     },
   });
   const mcpDb = await openServiceDb('mcp', mcpMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
@@ -91,10 +102,14 @@ export async function startEmbedded(
     logger,
     metrics,
     // Embedded, each entry of the service table is served by its router in this process.
-    services: { billing: billing.publicRouter, text: text.router, media: media.service.router, catalogue: catalogue.service.router, mcp: mcp.router } satisfies Record<
-      ServiceName,
-      RequestHandler
-    >,
+    services: {
+      billing: billing.publicRouter,
+      text: text.router,
+      media: media.service.router,
+      jobs: jobs.service.router,
+      catalogue: catalogue.service.router,
+      mcp: mcp.router,
+    } satisfies Record<ServiceName, RequestHandler>,
     admin: billing.adminRouter,
     publicRateLimit: rateOf(config.limits.public_rate_limit),
     trustProxy: env.TRUST_PROXY,
@@ -104,6 +119,7 @@ export async function startEmbedded(
   await catalogue.subscribe();
   await billing.start();
   media.service.start();
+  await jobs.service.start();
   await mcp.start();
 
   const served = await serve(edge.app, {
@@ -116,11 +132,14 @@ export async function startEmbedded(
     ready: async () => {
       await billing.ready();
       await media.ping();
+      await jobs.ping();
     },
     onDrained: async () => {
       health?.stop();
       // The bus first: it delivers the settles still queued while billing is still consuming them.
       await mcp.stop();
+      // Jobs before the bus: its outbox relay publishes what the last steps wrote.
+      await jobs.close();
       await bus.close();
       await billing.stop();
       await media.close();
@@ -132,15 +151,15 @@ export async function startEmbedded(
     },
   });
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
-  // A wildcard bind address is not one to connect to: the tools reach the listener on loopback.
-  const reachable = env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host;
-  selfUrl = `http://${reachable}:${served.port}`;
   statusApiUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host}:${served.port}`;
   catalogue.startMonitor();
   // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
   const health = config.status.enabled
     ? startHealthReporter({ bus, circuits, registry, logger, source: 'gateway', intervalMs: parseDuration(config.status.sample_interval) })
     : undefined;
+  // A wildcard bind address is not one to connect to: the tools reach the listener on loopback.
+  const reachable = env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host;
+  selfUrl = `http://${reachable}:${served.port}`;
   return {
     served,
     url: `http://${host}:${served.port}`,
