@@ -84,7 +84,12 @@ export async function endJob(deps: TransitionDeps, jobId: string, ending: Ending
     if (job.webhook_url) await enqueueDelivery(tx, job);
     return job;
   });
-  if (ended) deps.onCommitted?.();
+  if (ended) {
+    deps.metrics
+      ?.counter('gateway_jobs_ended_total', 'Jobs ended, by model and outcome', ['model', 'outcome'])
+      .inc({ model: ended.model, outcome: ended.status });
+    deps.onCommitted?.();
+  }
   return ended;
 }
 

@@ -87,7 +87,10 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
       throw e;
     }
   });
-  if (created) deps.onSubmitted();
+  if (created) {
+    deps.metrics?.counter('gateway_jobs_submitted_total', 'Jobs created, by model', ['model']).inc({ model: job.model });
+    deps.onSubmitted();
+  }
   res.status(status).json(submitView(job, await queuePosition(deps.db, job), deps.publicUrl));
 }
 
