@@ -56,7 +56,7 @@ export function mountReads(r: Router, deps: ReadDeps): void {
     await answerResult(deps, res, job);
   });
 
-  r.get(/^\/v1\/videos\/(job_[^/]+)\/?$/, async (req, res) => {
+  r.get(/^\/v1\/videos\/([^/]+)\/?$/, async (req, res) => {
     await answerResult(deps, res, await jobOf(deps, req, String(req.params[0])));
   });
 
