@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import type { BusEvent, EventBus } from '@gateway/bus';
 import type { Queryable } from '@gateway/db';
 import { EVENT_TYPES, TOPICS, type JobState } from '@gateway/events';
@@ -5,7 +6,10 @@ import type { JobRow } from './job-row';
 
 /** Adds an event to the outbox inside the caller's transaction: it is published only if the change commits. */
 export async function enqueue(tx: Queryable, topic: string, event: BusEvent): Promise<void> {
-  await tx.query('INSERT INTO outbox (topic, event) VALUES ($1, $2::jsonb)', [topic, JSON.stringify(event)]);
+  // The trace of the change that wrote the event rides with it: the relay publishes later, outside that request.
+  const headers: Record<string, string> = { ...(event.headers ?? {}) };
+  propagation.inject(context.active(), headers);
+  await tx.query('INSERT INTO outbox (topic, event) VALUES ($1, $2::jsonb)', [topic, JSON.stringify({ ...event, headers })]);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { BusEvent, EventBus } from '@gateway/bus';
 import type { Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
@@ -43,7 +44,8 @@ export function createRelay(db: Db, bus: EventBus, logger: Logger) {
     drain,
     /** Publishes soon after a commit, without making the committing request wait for the bus. */
     wake() {
-      void drain().catch((err) => logger.error({ err }, 'outbox relay failed; retrying on the next tick'));
+      // Outside the waking request's trace: each event carries the trace of the change that wrote it.
+      void context.with(ROOT_CONTEXT, drain).catch((err) => logger.error({ err }, 'outbox relay failed; retrying on the next tick'));
     },
     start(intervalMs = 500) {
       timer = setInterval(() => this.wake(), intervalMs);

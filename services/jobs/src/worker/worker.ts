@@ -1,8 +1,11 @@
 import crypto from 'node:crypto';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
 import { claimDue, releaseLease } from '../store/jobs';
 import { type DriveDeps, driveJob, pollDelay } from './drive';
+
+const tracer = trace.getTracer('@gateway/jobs');
 
 export interface WorkerOptions {
   leaseMs: number;
@@ -27,12 +30,18 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
     const jobs = await claimDue(deps.db, owner, opts.leaseMs, concurrency);
     await Promise.all(
       jobs.map(async (job) => {
-        try {
-          await driveJob(deps, job, owner);
-        } catch (err) {
-          deps.logger.warn({ err, jobId: job.id }, 'job step failed; trying again later');
-          await releaseLease(deps.db, job.id, owner, pollDelay(deps.pollIntervalMs, job.polls)).catch(() => undefined);
-        }
+        // One span per step: its upstream calls and database writes nest under it.
+        await tracer.startActiveSpan('jobs step', { attributes: { 'gateway.job.id': job.id, 'gateway.job.status': job.status } }, async (span) => {
+          try {
+            await driveJob(deps, job, owner);
+          } catch (err) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+            deps.logger.warn({ err, jobId: job.id }, 'job step failed; trying again later');
+            await releaseLease(deps.db, job.id, owner, pollDelay(deps.pollIntervalMs, job.polls)).catch(() => undefined);
+          } finally {
+            span.end();
+          }
+        });
       }),
     );
     return jobs.length;
