@@ -115,6 +115,28 @@ describeOnEngines('hold-close consumer', (engine) => {
     });
   });
 
+  it('each applied close is announced as usage.recorded.v1, and a redelivery repeats the same event id and figures', async () => {
+    const seen: { id: string; key: string; data: unknown }[] = [];
+    const usage = await bus.subscribe('test-usage', [TOPICS.usage], async (e) => void seen.push({ id: e.id, key: e.key, data: e.data }));
+    try {
+      const a = await payer(t.db, '1');
+      const h = await placeHold(t.ledger, a, '0.5');
+      const ev = closeEvent(h, a, 'settle', '0.3', { tokens_prompt: 7, tokens_completion: 5 });
+      await publish(ev);
+      await publish(ev, `${ev.hold_id}:close-again`);
+      await until(() => seen.length === 2, 'two usage events');
+      expect(results).toEqual(['settled', 'noop']);
+      expect(seen[0]).toEqual(seen[1]);
+      expect(seen[0]).toMatchObject({
+        id: `${h.holdId}:usage`,
+        key: a.accountId,
+        data: { hold_id: h.holdId, account_id: a.accountId, outcome: 'settle', charge_nano: '300000000', tokens_prompt: 7, tokens_completion: 5 },
+      });
+    } finally {
+      await usage.close();
+    }
+  });
+
   it('an event for an unknown hold is logged and applies nothing', async () => {
     const a = await payer(t.db, '1');
     const before = await figures(t.db, a);
