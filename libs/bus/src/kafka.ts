@@ -95,7 +95,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     });
     try {
       await consumer.connect();
-      await consumer.subscribe({ topics, fromBeginning: opts.fromBeginning ?? false });
+      await consumer.subscribe({ topics, fromBeginning: sub.fromBeginning ?? opts.fromBeginning ?? false });
       await consumer.run({ eachMessage });
     } catch (err) {
       await consumer.disconnect().catch(() => undefined);

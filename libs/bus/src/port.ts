@@ -27,6 +27,12 @@ export interface SubscribeOptions {
   consumer?: string;
   /** Redelivery: how long an unacknowledged event stays with a dead consumer before another takes it. */
   claimIdleMs?: number;
+  /**
+   * A group that does not exist yet starts at the oldest retained event instead of the newest: for a consumer
+   * that must count what was published before it first started (the catalogue's stats). An existing group
+   * always resumes where it stood. The in-memory bus keeps no history, so it has nothing to replay.
+   */
+  fromBeginning?: boolean;
 }
 
 export interface EventBus {

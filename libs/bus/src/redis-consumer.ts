@@ -19,6 +19,8 @@ export interface StreamConsumerConfig {
   retryBaseMs: number;
   maxDeliveries: number;
   claimIdleMs: number;
+  /** A new group starts at the stream's first entry (`0`) rather than its tail (`$`). */
+  fromBeginning: boolean;
   closeTimeoutMs: number;
   onError: BusErrorHandler;
 }
@@ -90,8 +92,9 @@ export class StreamConsumer {
   private async ensureGroups(): Promise<void> {
     for (const key of this.keys) {
       try {
-        // `$`: like a new Kafka group, a new group starts at the tail instead of replaying the retained stream.
-        await this.c.cmd.xgroup('CREATE', key, this.c.group, '$', 'MKSTREAM');
+        // `$`: like a new Kafka group, a new group starts at the tail instead of replaying the retained stream,
+        // unless its consumer asked for the history (`0`).
+        await this.c.cmd.xgroup('CREATE', key, this.c.group, this.c.fromBeginning ? '0' : '$', 'MKSTREAM');
       } catch (err) {
         if (!errorMessage(err).includes('BUSYGROUP')) throw err;
       }

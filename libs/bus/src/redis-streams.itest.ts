@@ -52,6 +52,32 @@ REDIS.describe('redis streams bus', () => {
     expect(got).toHaveLength(20);
   });
 
+  it('a new group starts at the tail, unless it asks for the history; an existing group resumes where it stood', async () => {
+    const bus = open();
+    const topic = unique('t');
+    const before = [ev(), ev()];
+    for (const e of before) await bus.publish(topic, e);
+    const [tailGroup, historyGroup] = [unique('g'), unique('g')];
+    const tail: string[] = [];
+    const history: string[] = [];
+    const tailSub = await bus.subscribe(tailGroup, [topic], async (e) => void tail.push(e.id));
+    const historySub = await bus.subscribe(historyGroup, [topic], async (e) => void history.push(e.id), { fromBeginning: true });
+    const after = ev();
+    await bus.publish(topic, after);
+    await waitFor(() => tail.length === 1 && history.length === 3, 'both groups caught up');
+    expect(tail).toEqual([after.id]);
+    expect(history).toEqual([...before, after].map((e) => e.id));
+    await historySub.close();
+    await tailSub.close();
+    // The history group exists now: subscribing again with fromBeginning does not replay what it acknowledged.
+    const again: string[] = [];
+    await bus.subscribe(historyGroup, [topic], async (e) => void again.push(e.id), { fromBeginning: true });
+    const last = ev();
+    await bus.publish(topic, last);
+    await waitFor(() => again.length >= 1, 'the resumed group');
+    expect(again).toEqual([last.id]);
+  });
+
   it('leaves a message whose handler failed pending, and the claim loop hands it back', async () => {
     const bus = open({ maxAttempts: 1 });
     const [topic, group] = [unique('t'), unique('g')];

@@ -45,7 +45,7 @@ export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBu
   const subscriptions = new Set<Subscription>();
   let closed = false;
 
-  const base: Omit<StreamConsumerConfig, 'group' | 'consumer' | 'topics' | 'handler' | 'claimIdleMs'> = {
+  const base: Omit<StreamConsumerConfig, 'group' | 'consumer' | 'topics' | 'handler' | 'claimIdleMs' | 'fromBeginning'> = {
     cmd,
     streamKey: (topic) => prefix + topic,
     deadLetterKey: (topic) => `${prefix}dead:${topic}`,
@@ -78,6 +78,7 @@ export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBu
         handler,
         consumer: sub.consumer ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
         claimIdleMs: sub.claimIdleMs ?? opts.claimIdleMs ?? 30_000,
+        fromBeginning: sub.fromBeginning ?? false,
       });
       await consumer.start();
       const subscription: Subscription = {
