@@ -1,0 +1,139 @@
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { createSimulatedQueue } from '@gateway/upstreams';
+import { type SpendFixture, spendFixture, testContext } from '@gateway/spend/src/testing';
+import { PaidCall, holdRecordToJSON } from '@gateway/spend';
+import { newRequestId } from '@gateway/service-kit';
+import type { MediaFilesPort } from '../media/port';
+import { migrations } from '../migrations';
+import type { JobRow } from '../store/job-row';
+import { findJobById, insertJob } from '../store/jobs';
+import { createRelay } from '../store/relay';
+import { jobWorstCase } from '../submit/pricing';
+import { createWorker } from './worker';
+
+describeOnEngines('jobs worker', (engine) => {
+  let t: TestDb;
+  let spend: SpendFixture;
+  let clock = Date.now();
+  const kept: string[] = [];
+  const media: MediaFilesPort = {
+    keep: async (_owner, bytes, contentType) => {
+      kept.push(`${contentType}:${bytes.length}`);
+      return { id: `file_${kept.length}` };
+    },
+    serve: async () => undefined,
+  };
+
+  beforeAll(async () => {
+    t = await openTestDb(engine, 'jobs', migrations);
+  }, 60_000);
+  afterAll(async () => t?.close());
+  beforeEach(async () => {
+    spend = await spendFixture([
+      { id: 'a/video', endpoints: ['sim/video'], category: 'video', second: '0.05' },
+      { id: 'a/broken', endpoints: ['down/video'], category: 'video', second: '0.05' },
+    ]);
+    kept.length = 0;
+    clock = Date.now();
+  });
+  afterEach(async () => spend.close());
+
+  const protocol = createSimulatedQueue(() => clock);
+  function worker(opts: { timeoutMs?: number } = {}) {
+    return createWorker(
+      {
+        db: t.db,
+        bus: spend.bus,
+        logger: spend.deps.logger,
+        spend: spend.deps,
+        media,
+        publicUrl: 'https://gw.example',
+        protocolOf: () => protocol,
+        pollIntervalMs: 0,
+        timeoutMs: opts.timeoutMs ?? 60_000,
+      },
+      { leaseMs: 60_000 },
+    );
+  }
+
+  /** A job as the submit route leaves it: its hold placed through the money flow, the row holding the record. */
+  async function submitted(model: string, input: Record<string, unknown>): Promise<JobRow> {
+    const ctx = testContext();
+    const paid = await PaidCall.begin(spend.deps, {
+      ctx,
+      category: 'video',
+      slugs: [model],
+      streamed: false,
+      worstCase: (m) => jobWorstCase(m, 1, input.duration as number),
+    });
+    return insertJob(t.db, {
+      id: newRequestId('job'),
+      accountId: ctx.accountId,
+      keyId: ctx.keyId,
+      model,
+      category: 'video',
+      input,
+      n: 1,
+      durationSeconds: input.duration as number,
+      webhookUrl: null,
+      idempotencyKey: null,
+      gatewayRequestId: ctx.requestId,
+      hold: holdRecordToJSON(paid.record),
+    });
+  }
+
+  async function settledThroughOutbox() {
+    await createRelay(t.db, spend.bus, spend.deps.logger).drain();
+    await spend.billing.delivered();
+  }
+
+  it('drives a job from the queue to its end on the clock: submitted, running, then settled on the seconds delivered', async () => {
+    const job = await submitted('a/video', { prompt: 'p', duration: 2 });
+    const w = worker();
+    await w.tick();
+    expect((await findJobById(t.db, job.id))?.ticket).not.toBeNull();
+    clock += 400;
+    await w.tick();
+    expect((await findJobById(t.db, job.id))?.status).toBe('running');
+    clock += 5_000;
+    await w.tick();
+    const done = await findJobById(t.db, job.id);
+    expect(done?.status).toBe('succeeded');
+    expect(done?.usage).toEqual({ video_seconds: '2' });
+    expect(done?.charge_nano).toBe('100000000');
+    expect(JSON.stringify(done?.payload)).toContain('https://gw.example/v1/files/file_1');
+    expect(kept).toHaveLength(1);
+    await settledThroughOutbox();
+    expect(spend.billing.closes).toEqual([expect.objectContaining({ outcome: 'settle', charge_nano: '100000000' })]);
+    expect(spend.billing.open()).toEqual([]);
+    await w.stop();
+  });
+
+  it('a job past jobs.timeout fails with 503 and its hold is released, without asking the upstream again', async () => {
+    const job = await submitted('a/video', { prompt: 'p', duration: 5 });
+    const w = worker({ timeoutMs: 1_000 });
+    await t.db.query(`UPDATE jobs SET created_at = now() - interval '1 hour' WHERE id = $1`, [job.id]);
+    await w.tick();
+    const done = await findJobById(t.db, job.id);
+    expect(done?.status).toBe('failed');
+    expect(done?.error).toEqual({ code: 'upstream_unavailable', message: 'The job did not finish in time', status: 503 });
+    expect(done?.ticket).toBeNull();
+    await settledThroughOutbox();
+    expect(spend.billing.closes).toEqual([expect.objectContaining({ outcome: 'release', charge_nano: '0' })]);
+    await w.stop();
+  });
+
+  it('a content refusal at the result ends the job failed with 400 and releases the hold once', async () => {
+    const job = await submitted('a/video', { prompt: 'a [[reject]] scene', duration: 1 });
+    const w = worker();
+    await w.tick();
+    clock += 10_000;
+    await w.tick();
+    const done = await findJobById(t.db, job.id);
+    expect(done?.status).toBe('failed');
+    expect(done?.error).toMatchObject({ code: 'invalid_request', status: 400 });
+    await settledThroughOutbox();
+    expect(spend.billing.closes.map((c) => c.outcome)).toEqual(['release']);
+    await w.stop();
+  });
+});
