@@ -76,7 +76,7 @@ describe('a job survives its worker killed mid-job (embedded, child process)', (
         return (await fetch(`${url()}/v1/models`).catch(() => undefined))?.ok === true;
       },
       'the gateway to answer',
-      60_000,
+      90_000,
     );
     return p;
   };
@@ -167,5 +167,5 @@ describe('a job survives its worker killed mid-job (embedded, child process)', (
     } finally {
       await billing.close();
     }
-  }, 180_000);
+  }, 300_000);
 });

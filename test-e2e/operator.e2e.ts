@@ -23,7 +23,8 @@ async function waitListening(p: ReturnType<typeof run>): Promise<string> {
       return url !== '';
     },
     'the gateway to say where it listens',
-    30_000,
+    // A fresh data directory boots one PGlite per service: seconds alone, far more beside the rest of the suite.
+    90_000,
   );
   await waitFor(async () => (await fetch(`${url}/v1/models`).catch(() => undefined))?.ok === true, `the gateway to answer at ${url}`, 30_000);
   return url;
@@ -108,5 +109,5 @@ describe('operator contract', () => {
     expect(credits.data).toMatchObject({ total_usage: 0.01, held: 0 });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 60_000);
+  }, 240_000);
 });

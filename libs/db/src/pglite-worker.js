@@ -6,7 +6,10 @@ const { PGlite } = require('@electric-sql/pglite');
 
 (async () => {
   if (workerData.dir) fs.mkdirSync(workerData.dir, { recursive: true });
-  const pg = new PGlite(workerData.dir || undefined, { relaxedDurability: true });
+  const pg = new PGlite(workerData.dir || undefined, {
+    relaxedDurability: true,
+    ...(workerData.wasmModule ? { wasmModule: workerData.wasmModule } : {}),
+  });
   await pg.waitReady;
   // Transactions hold the connection: other statements wait until the one that owns it commits.
   let tx = null;

@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
@@ -12,7 +13,7 @@ type WorkerReply =
  * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests).
  */
 export async function openPglite(dir?: string): Promise<Db> {
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir } });
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, wasmModule: await pgliteModule() } });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   let nextTx = 1;
@@ -71,4 +72,23 @@ export async function openPglite(dir?: string): Promise<Db> {
       await worker.terminate();
     },
   };
+}
+
+let compiling: Promise<WebAssembly.Module | undefined> | undefined;
+/**
+ * PGlite's WebAssembly, compiled once per process and handed to every worker (a compiled module crosses to a
+ * worker thread without being compiled again): the embedded gateway opens one database per service, and each
+ * would otherwise compile the same 10 MB module. Should the file not be where this PGlite keeps it, each worker
+ * compiles its own, as PGlite does by default.
+ */
+function pgliteModule(): Promise<WebAssembly.Module | undefined> {
+  compiling ??= (async () => {
+    try {
+      const file = path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
+      return await WebAssembly.compile(await fs.readFile(file));
+    } catch {
+      return undefined;
+    }
+  })();
+  return compiling;
 }

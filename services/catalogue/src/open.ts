@@ -1,6 +1,6 @@
 import type { EventBus, Subscription } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, parseDuration } from '@gateway/config';
-import { openServiceDb } from '@gateway/db';
+import { type Db, openServiceDb } from '@gateway/db';
 import { EVENT_TYPES, endpointHealthSchema, TOPICS } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import { type CatalogueService, createCatalogueService } from './service';
@@ -18,6 +18,8 @@ export interface CatalogueDeps {
   /** PostgreSQL for the catalogue schema (fleet); absent, PGlite under dataDir (embedded) or in memory. */
   databaseUrl?: string;
   dataDir?: string;
+  /** Already open (the embedded gateway opens every service's database at once); its migrations are this service's. */
+  db?: Db;
   /** What the status monitor measures. `apiUrl` is read at each sample (the embedded listener's port is known late). */
   probes: { apiUrl: () => string | undefined; billingPing?: () => Promise<void>; storage: StoragePing[] };
   now?: () => Date;
@@ -37,7 +39,7 @@ export interface OpenCatalogue {
 export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue> {
   const { config, bus, logger } = deps;
   const now = deps.now ?? (() => new Date());
-  const db = await openServiceDb('catalogue', migrations, { databaseUrl: deps.databaseUrl, dataDir: deps.dataDir });
+  const db = deps.db ?? (await openServiceDb('catalogue', migrations, { databaseUrl: deps.databaseUrl, dataDir: deps.dataDir }));
   const registry = buildRegistry(config);
   const stats = new StatsStore(db);
   const statusStore = new StatusStore(db);

@@ -1,6 +1,6 @@
 import { createBillingService, ensureDemoAccount, migrations as billingMigrations } from '@gateway/billing';
 import { openBus } from '@gateway/bus';
-import { openCatalogue, redisPing } from '@gateway/catalogue';
+import { migrations as catalogueMigrations, openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
 import { openServiceDb, type Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
@@ -10,8 +10,8 @@ import { Circuits, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
-import { openMedia, s3OptionsOf } from '@gateway/media';
-import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
+import { migrations as mediaMigrations, openMedia, s3OptionsOf } from '@gateway/media';
+import { inProcessMediaFiles, migrations as jobsMigrations, openJobs } from '@gateway/jobs';
 import { createMcpService, migrations as mcpMigrations } from '@gateway/mcp';
 
 export interface EmbeddedGateway {
@@ -41,7 +41,15 @@ export async function startEmbedded(
   const registry = buildRegistry(config);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
-  const billingDb = await openServiceDb('billing', billingMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
+  // Every service's database at once: each PGlite boots in its own worker thread, so they start side by side.
+  const where = { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir };
+  const [billingDb, mediaDb, jobsDb, catalogueDb, mcpDb] = await Promise.all([
+    openServiceDb('billing', billingMigrations, where),
+    openServiceDb('media', mediaMigrations, where),
+    openServiceDb('jobs', jobsMigrations, where),
+    openServiceDb('catalogue', catalogueMigrations, where),
+    openServiceDb('mcp', mcpMigrations, where),
+  ]);
 
   let keys: KeyCache | undefined;
   const billing = await createBillingService({
@@ -62,13 +70,13 @@ export async function startEmbedded(
   const media = await openMedia(
     config,
     { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics },
-    { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
+    { db: mediaDb, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
   const jobs = await openJobs(
     config,
     { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics },
     { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
-    { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL },
+    { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL },
   );
   // The status monitor's api check calls this gateway's own public listener, whose port is known once it listens.
   let statusApiUrl: string | undefined;
@@ -77,8 +85,7 @@ export async function startEmbedded(
     config,
     bus,
     logger: logger.child({ service: 'catalogue' }),
-    databaseUrl: env.DATABASE_URL,
-    dataDir: opts.dataDir,
+    db: catalogueDb,
     probes: {
       apiUrl: () => env.STATUS_API_URL ?? statusApiUrl,
       billingPing: () => billing.port.ping(),
@@ -89,7 +96,6 @@ export async function startEmbedded(
       ],
     },
   });
-  const mcpDb = await openServiceDb('mcp', mcpMigrations, { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir });
   // Its tools call this very gateway's public listener, whose address is known once it listens (below).
   let selfUrl = '';
   const mcp = createMcpService(

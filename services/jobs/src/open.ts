@@ -1,6 +1,6 @@
 import type { JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
-import { openServiceDb } from '@gateway/db';
+import { type Db, openServiceDb } from '@gateway/db';
 import type { SpendDeps } from '@gateway/spend';
 import { createJobsService, type JobsService } from './index';
 import type { MediaFilesPort } from './media/port';
@@ -11,6 +11,8 @@ export interface JobsOptions {
   /** PostgreSQL for the jobs schema (fleet); absent, PGlite under dataDir (embedded) or in memory. */
   databaseUrl?: string;
   dataDir?: string;
+  /** Already open (the embedded gateway opens every service's database at once); its migrations are this service's. */
+  db?: Db;
   publicUrl: string;
   resolve?: Resolver;
 }
@@ -22,7 +24,7 @@ export async function openJobs(
   ports: { accounts: JobSettingsPort; media: MediaFilesPort },
   opts: JobsOptions,
 ): Promise<{ service: JobsService; ping(): Promise<void>; close(): Promise<void> }> {
-  const db = await openServiceDb('jobs', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+  const db = opts.db ?? (await openServiceDb('jobs', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }));
   const service = createJobsService({ ...spend, ...ports, db, publicUrl: opts.publicUrl, resolve: opts.resolve }, config);
   return {
     service,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type GatewayConfig, type GatewayEnv, parseDuration } from '@gateway/config';
-import { openServiceDb } from '@gateway/db';
+import { type Db, openServiceDb } from '@gateway/db';
 import type { SpendDeps } from '@gateway/spend';
 import { FileRefs } from './files/refs';
 import { createMediaService, type MediaService } from './index';
@@ -25,6 +25,8 @@ export interface MediaOptions {
   databaseUrl?: string;
   /** Where the embedded database and stored media live; absent (tests), a temporary directory for the bytes. */
   dataDir?: string;
+  /** Already open (the embedded gateway opens every service's database at once); its migrations are this service's. */
+  db?: Db;
   publicUrl: string;
   s3?: MediaS3Options;
 }
@@ -35,7 +37,7 @@ export async function openMedia(
   spend: SpendDeps,
   opts: MediaOptions,
 ): Promise<{ service: MediaService; ping(): Promise<void>; close(): Promise<void> }> {
-  const db = await openServiceDb('media', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+  const db = opts.db ?? (await openServiceDb('media', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }));
   const s3 = opts.s3 ? s3Storage(opts.s3) : undefined;
   const storage: MediaStorage =
     s3 ?? filesystemStorage(opts.dataDir ? path.join(opts.dataDir, 'media-files') : fs.mkdtempSync(path.join(os.tmpdir(), 'gw-media-files-')));
