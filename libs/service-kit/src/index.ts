@@ -2,7 +2,7 @@ export { createLogger, type Logger } from './logger';
 export { INTERNAL, contextOf, type RequestContext, newRequestId, requireInternalToken } from './context';
 export { createMetrics, type Metrics } from './metrics';
 export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from './app';
-export { serve, type Served, type ServeOptions } from './serve';
+export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
 export { validate } from './validate';
 export { runMain } from './run-main';
 export { clientGone } from './client-gone';

@@ -79,3 +79,24 @@ export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
     },
   };
 }
+
+/** The listener variables every fleet process reads (the env schema's PORT, HOST and METRICS_PORT). */
+export interface ListenEnv {
+  PORT: number;
+  HOST: string;
+  METRICS_PORT: number;
+}
+
+/**
+ * A fleet process's listeners, as every service's main.ts opens them: its app on PORT, probes and metrics on
+ * METRICS_PORT, and a log line saying where; `stop` drains it.
+ */
+export async function serveFleetProcess(
+  app: Express,
+  env: ListenEnv,
+  opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort'> & { extra?: Record<string, unknown> },
+): Promise<Served> {
+  const served = await serve(app, { ...opts, port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT });
+  opts.logger.info({ port: served.port, metricsPort: served.metricsPort, ...opts.extra }, `${opts.service} listening`);
+  return served;
+}

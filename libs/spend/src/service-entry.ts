@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
 import type { SpendDeps } from './paid-call';
@@ -43,11 +43,8 @@ export function runSpendingService(
     app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
     app.use(service.router);
     finishApp(app, logger);
-    const served = await serve(app, {
+    const served = await serveFleetProcess(app, env, {
       service: name,
-      port: env.PORT,
-      host: env.HOST,
-      metricsPort: env.METRICS_PORT,
       logger,
       metrics,
       ready: async () => {
@@ -63,7 +60,6 @@ export function runSpendingService(
         await billing.close();
       },
     });
-    logger.info({ port: served.port, metricsPort: served.metricsPort }, `${name} listening`);
     return { stop: () => served.shutdown(), logger };
   });
 }

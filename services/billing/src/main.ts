@@ -2,7 +2,7 @@ import '@gateway/service-kit/src/tracing-register';
 import { openBus } from '@gateway/bus';
 import { ConfigError, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { createBillingService, migrations } from './index';
 
 /** Fleet entry: billing as its own process on PostgreSQL and the configured bus. */
@@ -25,11 +25,8 @@ runMain('billing', async () => {
   app.use(billing.publicRouter);
   finishApp(app, logger);
   await billing.start();
-  const served = await serve(app, {
+  const served = await serveFleetProcess(app, env, {
     service: 'billing',
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
     logger,
     metrics,
     ready: billing.ready,
@@ -39,6 +36,5 @@ runMain('billing', async () => {
       await db.close();
     },
   });
-  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'billing listening');
   return { stop: () => served.shutdown(), logger };
 });

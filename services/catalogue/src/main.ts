@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { loadConfig, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { openCatalogue } from './open';
 import { redisPing } from './status/redis-ping';
 
@@ -33,11 +33,8 @@ runMain('catalogue', async () => {
   const app = createServiceApp();
   app.use(catalogue.service.router);
   finishApp(app, logger);
-  const served = await serve(app, {
+  const served = await serveFleetProcess(app, env, {
     service: 'catalogue',
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
     logger,
     metrics: createMetrics(),
     ready: async () => {
@@ -52,6 +49,5 @@ runMain('catalogue', async () => {
     },
   });
   catalogue.startMonitor();
-  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'catalogue listening');
   return { stop: () => served.shutdown(), logger };
 });

@@ -2,7 +2,7 @@ import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
-import { createLogger, createMetrics, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { ADMIN_OWNER, SERVICE_NAMES, type ServiceName } from '@gateway/topology';
 import { createEdge } from './index';
 import { proxyTo } from './proxy';
@@ -30,11 +30,8 @@ runMain('edge', async () => {
     publicRateLimit: { requests: publicRate.requests, intervalMs: parseDuration(publicRate.interval) },
     trustProxy: env.TRUST_PROXY,
   });
-  const served = await serve(app, {
+  const served = await serveFleetProcess(app, env, {
     service: 'edge',
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
     logger,
     metrics,
     ready: () => billing.ping(),
@@ -43,6 +40,5 @@ runMain('edge', async () => {
       await billing.close();
     },
   });
-  logger.info({ port: served.port, metricsPort: served.metricsPort }, 'edge listening');
   return { stop: () => served.shutdown(), logger };
 });

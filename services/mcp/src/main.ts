@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serve } from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { createMcpService, migrations } from './index';
 
 /** Fleet entry: the MCP endpoint as its own process; its tools call the edge (EDGE_URL) with each caller's key. */
@@ -25,11 +25,9 @@ runMain('mcp', async () => {
   app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
   app.use(mcp.router);
   finishApp(app, logger);
-  const served = await serve(app, {
+  const served = await serveFleetProcess(app, env, {
     service: 'mcp',
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
+    extra: { edgeUrl },
     logger,
     metrics: createMetrics(),
     ready: async () => {
@@ -42,7 +40,6 @@ runMain('mcp', async () => {
       await db.close();
     },
   });
-  logger.info({ port: served.port, metricsPort: served.metricsPort, edgeUrl }, 'mcp listening');
   return {
     stop: () => {
       mcp.endStreams();
