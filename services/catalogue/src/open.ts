@@ -6,6 +6,7 @@ import type { Logger } from '@gateway/service-kit';
 import { type CatalogueService, createCatalogueService } from './service';
 import { migrations } from './migrations';
 import { consumeStatsEvents } from './stats/consumer';
+import { UsageTally } from './stats/usage-tally';
 import { StatsStore } from './stats/store';
 import { apiCheck, httpProbe, paymentsCheck, providersCheck, type StoragePing, storageCheck } from './status/checks';
 import { StatusMonitor } from './status/monitor';
@@ -67,11 +68,13 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
   });
 
   const subscriptions: Subscription[] = [];
+  const tally = new UsageTally(stats, logger);
   let pruner: NodeJS.Timeout | undefined;
   return {
     service,
     async subscribe() {
-      subscriptions.push(await consumeStatsEvents(stats, bus, logger));
+      tally.start();
+      subscriptions.push(await consumeStatsEvents(stats, tally, bus, logger));
       subscriptions.push(
         await bus.subscribe('catalogue', [TOPICS.endpointHealth], async (event) => {
           if (event.type !== EVENT_TYPES.endpointHealth) return;
@@ -89,6 +92,7 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
       if (pruner) clearInterval(pruner);
       await monitor?.stop();
       for (const s of subscriptions) await s.close();
+      await tally.stop();
       await db.close();
     },
   };

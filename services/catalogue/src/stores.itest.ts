@@ -1,6 +1,7 @@
 import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
 import { migrations } from './migrations';
 import { StatsStore } from './stats/store';
+import { UsageTally } from './stats/usage-tally';
 import { StatusStore } from './status/store';
 
 const DAY = 86_400_000;
@@ -24,6 +25,44 @@ describeOnEngines('catalogue stores', (engine) => {
     await s.usageRecorded('h2:usage', new Date(now.getTime() - 29 * DAY), 7);
     await s.usageRecorded('h3:usage', new Date(now.getTime() - 30 * DAY), 1_000);
     expect(await s.tokens(now)).toBe(57);
+  });
+
+  it('stats: a batch of usage events applies each id once, within the batch, across batches and beside single writes', async () => {
+    const s = new StatsStore(t.db);
+    const day = new Date('2025-03-10T12:00:00Z');
+    const before = await s.tokens(day);
+    const batch = [
+      { eventId: 'b1:usage', finishedAt: day, tokens: 10 },
+      { eventId: 'b1:usage', finishedAt: day, tokens: 10 },
+      { eventId: 'b2:usage', finishedAt: new Date(day.getTime() - DAY), tokens: 5 },
+      { eventId: 'b3:usage', finishedAt: day, tokens: 0 },
+    ];
+    expect(await s.usageRecordedMany(batch)).toBe(3);
+    expect(await s.usageRecordedMany(batch)).toBe(0);
+    expect(await s.usageRecorded('b2:usage', day, 5)).toBe(false);
+    expect(await s.tokens(day)).toBe(before + 15);
+  });
+
+  it('stats: the tally writes what it was handed at its flush, and keeps a failed write for the next', async () => {
+    const s = new StatsStore(t.db);
+    const day = new Date('2025-04-10T12:00:00Z');
+    const logged: unknown[] = [];
+    const logger = { error: (o: unknown) => void logged.push(o) } as unknown as import('@gateway/service-kit').Logger;
+    let fail = true;
+    const flaky = Object.assign(Object.create(s), {
+      usageRecordedMany: (events: Parameters<StatsStore['usageRecordedMany']>[0]) =>
+        fail ? Promise.reject(new Error('database down')) : s.usageRecordedMany(events),
+    }) as StatsStore;
+    const tally = new UsageTally(flaky, logger, { maxPending: 1_000 });
+    tally.add('t1:usage', day, 40);
+    tally.add('t2:usage', day, 2);
+    await tally.flush();
+    expect(logged).toHaveLength(1);
+    expect(await s.tokens(day)).toBe(0);
+    fail = false;
+    tally.add('t1:usage', day, 40);
+    await tally.stop();
+    expect(await s.tokens(day)).toBe(42);
   });
 
   it('status: one sample per component and slot, rolled up per UTC day; newest per component; reports keep the newest window', async () => {

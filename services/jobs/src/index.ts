@@ -104,7 +104,7 @@ export function createJobsService(deps: JobsServiceDeps, config: GatewayConfig):
   return {
     router,
     async start() {
-      settlements = await followSettlements(deps.db, deps.bus, deps.logger);
+      settlements = await followSettlements(deps.db, deps.registry, deps.bus, deps.logger);
       relay.start();
       worker.start();
       dispatcher.start(1_000);

@@ -16,20 +16,28 @@ export class StatsStore {
     ]);
   }
 
-  /** Adds a usage event's tokens to its day, once per event id (the id is remembered in the same transaction). */
+  /** Adds a usage event's tokens to its day, once per event id; true when the id was new. */
   async usageRecorded(eventId: string, finishedAt: Date, tokens: number): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const fresh = await tx.query('INSERT INTO seen_events (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id', [eventId]);
-      if (fresh.length === 0) return false;
-      if (tokens > 0) {
-        await tx.query(
-          `INSERT INTO stats_token_days (day, tokens) VALUES ($1::date, $2)
-           ON CONFLICT (day) DO UPDATE SET tokens = stats_token_days.tokens + EXCLUDED.tokens`,
-          [utcDay(finishedAt), tokens],
-        );
-      }
-      return true;
-    });
+    return (await this.usageRecordedMany([{ eventId, finishedAt, tokens }])) === 1;
+  }
+
+  /**
+   * Adds many usage events at once, each once per event id, in one statement (so one round trip): the day's sums
+   * move only by the events whose ids were new, and both writes commit or neither does. Returns how many were new.
+   */
+  async usageRecordedMany(events: Array<{ eventId: string; finishedAt: Date; tokens: number }>): Promise<number> {
+    const unique = [...new Map(events.map((e) => [e.eventId, { id: e.eventId, day: utcDay(e.finishedAt), tokens: e.tokens }])).values()];
+    if (unique.length === 0) return 0;
+    const [row] = await this.db.query<{ fresh: number | string }>(
+      `WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id text, day date, tokens bigint)),
+            fresh AS (INSERT INTO seen_events (id) SELECT id FROM input ON CONFLICT (id) DO NOTHING RETURNING id),
+            sums AS (SELECT i.day, sum(i.tokens)::bigint AS tokens FROM input i JOIN fresh f ON f.id = i.id GROUP BY i.day),
+            added AS (INSERT INTO stats_token_days (day, tokens) SELECT day, tokens FROM sums WHERE tokens > 0
+                      ON CONFLICT (day) DO UPDATE SET tokens = stats_token_days.tokens + EXCLUDED.tokens)
+       SELECT count(*)::int AS fresh FROM fresh`,
+      [JSON.stringify(unique)],
+    );
+    return Number(row.fresh);
   }
 
   async accounts(): Promise<number> {
