@@ -5,6 +5,7 @@ import { openBus } from '@gateway/bus';
 import { loadConfig, readEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { openCatalogue } from './open';
+import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
 
 /** Fleet entry: the public catalogue, stats and the status monitor. */
@@ -16,12 +17,14 @@ runMain('catalogue', async () => {
   // Billing is only measured (the payments component), never needed to answer: the catalogue starts and serves without it.
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the status monitor'), env.GATEWAY_INTERNAL_TOKEN);
   const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;
+  const shared = env.REDIS_URL ? redisSharedAnswers(env.REDIS_URL, env.GATEWAY_METER_PREFIX) : undefined;
   const catalogue = await openCatalogue({
     config,
     bus,
     logger,
     databaseUrl: env.DATABASE_URL,
     dataDir: path.resolve(env.GATEWAY_DATA_DIR),
+    shared,
     probes: {
       apiUrl: () => env.STATUS_API_URL ?? env.GATEWAY_PUBLIC_URL,
       billingPing: () => billing.ping(),
@@ -45,6 +48,7 @@ runMain('catalogue', async () => {
       await bus.close();
       await catalogue.close();
       await redis?.close();
+      await shared?.close();
       await billing.close();
     },
   });

@@ -5,6 +5,7 @@ import { EVENT_TYPES, endpointHealthSchema, TOPICS } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import { type CatalogueService, createCatalogueService } from './service';
 import { migrations } from './migrations';
+import type { SharedAnswers } from './shared-answers';
 import { consumeStatsEvents } from './stats/consumer';
 import { UsageTally } from './stats/usage-tally';
 import { StatsStore } from './stats/store';
@@ -24,6 +25,8 @@ export interface CatalogueDeps {
   /** What the status monitor measures. `apiUrl` is read at each sample (the embedded listener's port is known late). */
   probes: { apiUrl: () => string | undefined; billingPing?: () => Promise<void>; storage: StoragePing[] };
   now?: () => Date;
+  /** The fleet's replicas keep one stats answer for all here (Redis); absent, each keeps its own. */
+  shared?: SharedAnswers;
 }
 
 export interface OpenCatalogue {
@@ -63,7 +66,7 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
     : undefined;
   const service = createCatalogueService(registry, {
     now,
-    stats: { store: stats, ttlMs: parseDuration(config.stats.cache_ttl) },
+    stats: { store: stats, ttlMs: parseDuration(config.stats.cache_ttl), shared: deps.shared },
     status: { store: statusStore, monitor, now, ttlMs: Math.min(intervalMs, 15_000), logger },
   });
 

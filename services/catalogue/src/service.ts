@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { ModelRegistry } from '@gateway/config';
 import { mountCatalog } from './catalog/routes';
 import { mountModels } from './models/routes';
+import type { SharedAnswers } from './shared-answers';
 import { mountStats } from './stats/routes';
 import type { StatsStore } from './stats/store';
 import { mountStatus, type StatusRouteDeps } from './status/routes';
@@ -13,7 +14,8 @@ export interface CatalogueService {
 
 /** What /v1/stats and /v1/status need; without it (tests of the listings alone) those two routes are not mounted. */
 export interface CatalogueState {
-  stats: { store: StatsStore; ttlMs: number };
+  /** `shared`: where the fleet's replicas keep one answer for all (Redis); absent, each process keeps its own. */
+  stats: { store: StatsStore; ttlMs: number; shared?: SharedAnswers };
   status: StatusRouteDeps;
   now: () => Date;
 }
@@ -23,7 +25,7 @@ export function createCatalogueService(registry: ModelRegistry, state?: Catalogu
   mountModels(router, registry);
   mountCatalog(router, registry);
   if (state) {
-    mountStats(router, registry, state.stats.store, { ttlMs: state.stats.ttlMs, now: state.now });
+    mountStats(router, registry, state.stats.store, { ttlMs: state.stats.ttlMs, now: state.now, shared: state.stats.shared });
     mountStatus(router, state.status);
   }
   return { router };

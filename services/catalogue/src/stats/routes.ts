@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { ModelRegistry } from '@gateway/config';
+import type { SharedAnswers } from '../shared-answers';
 import type { StatsStore } from './store';
 
 export interface Stats {
@@ -20,16 +21,28 @@ export function registryCounts(registry: ModelRegistry): { providers: number; mo
  * GET /v1/stats. One answer is computed and then served for `ttlMs` (five minutes by default, the contract's
  * cache), so `generatedAt` says how old the figures are; clients may keep it for what is left of that time.
  */
-export function mountStats(r: Router, registry: ModelRegistry, store: StatsStore, opts: { ttlMs: number; now: () => Date }): void {
+export function mountStats(
+  r: Router,
+  registry: ModelRegistry,
+  store: StatsStore,
+  opts: { ttlMs: number; now: () => Date; shared?: SharedAnswers },
+): void {
   const counts = registryCounts(registry);
   let cached: { stats: Stats; at: number } | undefined;
   let pending: Promise<Stats> | undefined;
 
   const compute = async (): Promise<Stats> => {
     const now = opts.now();
-    const [accounts, tokens] = await Promise.all([store.accounts(), store.tokens(now)]);
-    const stats = { accounts, tokens, ...counts, generatedAt: now.toISOString() };
-    cached = { stats, at: now.getTime() };
+    const kept = await opts.shared?.get('stats').catch(() => undefined);
+    let stats: Stats | undefined = kept ? JSON.parse(kept) : undefined;
+    if (!stats) {
+      const [accounts, tokens] = await Promise.all([store.accounts(), store.tokens(now)]);
+      const ours: Stats = { accounts, tokens, ...counts, generatedAt: now.toISOString() };
+      // Another replica may have computed the same period first: everyone serves the first answer kept.
+      const offered = await opts.shared?.offer('stats', JSON.stringify(ours), opts.ttlMs).catch(() => undefined);
+      stats = offered ? (JSON.parse(offered) as Stats) : ours;
+    }
+    cached = { stats, at: Date.parse(stats.generatedAt) };
     return stats;
   };
 
