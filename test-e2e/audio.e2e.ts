@@ -16,6 +16,7 @@ import {
   usageRecord,
   useGatewaySuite,
 } from './support/harness';
+import { plainChatModel } from './support/config';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 /** 0.001 USD per character and per second: 1,000,000 nano-USD, so every figure below counts whole units. */
@@ -62,16 +63,7 @@ function audioConfig(fakeUrl: string) {
         ['fake', 'stt-ok'],
       ]),
       model('test/stt-sim', 'second', [['sim', 'sim-stt']]),
-      {
-        id: 'test/chat',
-        name: 'chat',
-        category: 'text',
-        status: 'available',
-        context_length: 4096,
-        max_output_tokens: 10,
-        pricing: { prompt: '0.001' },
-        endpoints: [{ provider: 'fake', model: 'ok' }],
-      },
+      plainChatModel('fake', 'ok'),
     ],
     // A recording outgrows the other routes' body limit: transcriptions have their own.
     limits: { max_request_body: '64kb', max_audio_body: '256kb' },

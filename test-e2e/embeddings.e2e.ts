@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { settled, type Mode, type TestGateway, closedHold, generationOf, useGatewaySuite } from './support/harness';
+import { plainChatModel } from './support/config';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 // One token costs 0.001 USD = 1,000,000 nano-USD, so every figure below is a whole number of tokens.
@@ -44,16 +45,7 @@ function embeddingsConfig(fakeUrl: string) {
       ]),
       model('test/embed-sim', [['sim', 'sim-embed']]),
       model('test/embed-soon', [['fake', 'ok']], { status: 'coming_soon' }),
-      {
-        id: 'test/chat',
-        name: 'chat',
-        category: 'text',
-        status: 'available',
-        context_length: 4096,
-        max_output_tokens: 10,
-        pricing: { prompt: '0.001' },
-        endpoints: [{ provider: 'fake', model: 'ok' }],
-      },
+      plainChatModel('fake', 'ok'),
       {
         id: 'test/rerank',
         name: 'rerank',

@@ -3,6 +3,7 @@ import { fakeImage } from './support/fake-openai-images';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { closedHold, expectReleased, generationOf, holdCount, ledgerRow, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 import { nano } from './support/money';
+import { plainChatModel } from './support/config';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -52,16 +53,7 @@ function imagesConfig(fakeUrl: string) {
       model('test/image-sim', [['sim', 'sim-image']]),
       model('test/image-hang', [['fake', 'images-hang']]),
       model('test/image-soon', [['fake', 'images-b64']], { status: 'coming_soon' }),
-      {
-        id: 'test/chat',
-        name: 'chat',
-        category: 'text',
-        status: 'available',
-        context_length: 4096,
-        max_output_tokens: 10,
-        pricing: { prompt: '0.001' },
-        endpoints: [{ provider: 'fake', model: 'ok' }],
-      },
+      plainChatModel('fake', 'ok'),
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { countTokens } from '../libs/upstreams/src/tokens';
 import { fakeScore, startFakeCohere, type FakeCohere } from './support/fake-cohere';
 import { settled, type Mode, type TestGateway, closedHold, generationOf, useGatewaySuite } from './support/harness';
+import { plainChatModel } from './support/config';
 
 const modes: Mode[] = ['embedded', 'fleet'];
 const COHERE_KEY_ENV = 'E2E_FAKE_COHERE_KEY';
@@ -55,16 +56,7 @@ function rerankConfig(cohereUrl: string) {
       ]),
       model('test/rerank-sim', [['sim', 'sim-rerank']]),
       model('test/rerank-soon', [['co', 'ok']], { status: 'coming_soon' }),
-      {
-        id: 'test/chat',
-        name: 'chat',
-        category: 'text',
-        status: 'available',
-        context_length: 4096,
-        max_output_tokens: 10,
-        pricing: { prompt: '0.001' },
-        endpoints: [{ provider: 'co', model: 'ok' }],
-      },
+      plainChatModel('co', 'ok'),
       {
         id: 'test/embed',
         name: 'embed',

@@ -74,3 +74,20 @@ export function testConfig(fakeUrl: string) {
     ],
   };
 }
+
+/**
+ * The small chat model a suite of another category keeps beside its own (`test/chat`: 10 tokens at most, 0.001 per
+ * prompt token), so it can refuse a text model on its routes and spend through a text route on the same account.
+ */
+export function plainChatModel(provider: string, model: string) {
+  return {
+    id: 'test/chat',
+    name: 'chat',
+    category: 'text',
+    status: 'available',
+    context_length: 4096,
+    max_output_tokens: 10,
+    pricing: { prompt: '0.001' },
+    endpoints: [{ provider, model }],
+  };
+}

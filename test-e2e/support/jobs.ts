@@ -1,6 +1,7 @@
 import { waitFor } from '../../libs/testing/src/wait';
 import type { FakeFal, FakeFalJob } from './fake-fal';
 import type { TestGateway } from './harness';
+import { plainChatModel } from './config';
 
 /** The fake fal's key reaches the gateway the way an operator's does: an environment variable the provider names. */
 export const FAL_KEY_ENV = 'GW_E2E_FAL_KEY';
@@ -38,16 +39,7 @@ export function jobsConfig(falUrl: string, extra: { jobs?: Record<string, string
       video('test/video-result-500', ['fake-ai/video/result-500']),
       video('test/video-submit-500', ['fake-ai/video/submit-500', 'fake-ai/video-alt/submit-500']),
       video('test/video-soon', ['fake-ai/video'], { status: 'coming_soon' }),
-      {
-        id: 'test/chat',
-        name: 'chat',
-        category: 'text',
-        status: 'available',
-        context_length: 4096,
-        max_output_tokens: 10,
-        pricing: { prompt: '0.001' },
-        endpoints: [{ provider: 'sim', model: 'sim-1' }],
-      },
+      plainChatModel('sim', 'sim-1'),
     ],
     webhooks: { max_retries: 3, initial_backoff_ms: 50, allow_private_addresses: true, ...extra.webhooks },
     jobs: { poll_interval: '50ms', lease: '60s', timeout: '10m', ...extra.jobs },
