@@ -21,6 +21,14 @@ export function openPg(url: string, schema: string, opts: { max?: number } = {})
     },
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client has no listener of the pool's: a connection dropped between two statements of the
+      // transaction (a PostgreSQL restart) would be an uncaught 'error' and kill the process. Keep it, and destroy the
+      // client on release so the pool never hands it out again.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
@@ -31,10 +39,11 @@ export function openPg(url: string, schema: string, opts: { max?: number } = {})
         await client.query('COMMIT');
         return out;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (!broken) await client.query('ROLLBACK').catch(onError);
         throw e;
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(broken ?? false);
       }
     },
     async ping() {
