@@ -50,6 +50,11 @@ export type UsageRecord = z.infer<typeof usageRecordSchema>;
 export const holdCloseSchema = z.object({
   hold_id: z.string(),
   account_id: z.string(),
+  /**
+   * The hold's key. Billing on PostgreSQL commits the closes of one key together (the key's and the account's rows
+   * are locked once per batch, not once per call); an event without it (published before it existed) closes alone.
+   */
+  key_id: z.string().min(1).optional(),
   request_id: z.string(),
   /** settle charges `charge_nano` (may be 0); release charges nothing. */
   outcome: z.enum(['settle', 'release']),

@@ -1,3 +1,5 @@
+import type { EventBus } from '@gateway/bus';
+import { waitFor } from '../../testing/src/wait';
 import { HoldCloser } from './hold-closer';
 import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
 import { PaidCall } from './paid-call';
@@ -32,6 +34,7 @@ describe('HoldCloser', () => {
       {
         hold_id: paid.record.holdId,
         account_id: 'acct_test',
+        key_id: 'key_test',
         request_id: paid.record.requestId,
         outcome: 'settle',
         charge_nano: '1234',
@@ -82,5 +85,32 @@ describe('HoldCloser', () => {
     expect(await closer.settle({ chargeNano: 8_000n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' })).toBe('0.000005');
     await fx.billing.delivered();
     expect(fx.billing.closes).toMatchObject([{ charge_nano: '5000', record: { capped_from_nano: '8000' } }]);
+  });
+  it('republish: a close the bus refused is published again in the background once the bus takes it; without it, it is left to expire', async () => {
+    const paid = await placedAndAnswered();
+    let refusals = 2;
+    const flaky: EventBus = {
+      ...fx.bus,
+      publish: async (topic, event) => {
+        if (refusals-- > 0) throw new Error('broker unreachable');
+        await fx.bus.publish(topic, event);
+      },
+    };
+    const log: Parameters<typeof recordingLogger>[0] = [];
+    const closer = new HoldCloser({ bus: flaky, logger: recordingLogger(log) }, paid.record, { republish: true });
+    // The caller gets its charge at once, while the bus still refuses.
+    expect(await closer.settle({ chargeNano: 1_000n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' })).toBe('0.000001');
+    await waitFor(async () => (await fx.billing.delivered(), fx.billing.closes.length === 1), 'the close to be published again');
+    expect(fx.billing.closes).toMatchObject([{ hold_id: paid.record.holdId, outcome: 'settle', charge_nano: '1000' }]);
+    expect(log.map((l) => l.msg)).toEqual([
+      'could not publish hold close; publishing it again until the hold expires',
+      'hold close published after the bus came back',
+    ]);
+
+    const other = await placedAndAnswered();
+    refusals = 1;
+    await new HoldCloser({ bus: flaky, logger: recordingLogger([]) }, other.record).release('upstream_unavailable');
+    await fx.billing.delivered();
+    expect(fx.billing.open()).toEqual([other.record.holdId]);
   });
 });

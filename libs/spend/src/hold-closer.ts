@@ -1,4 +1,4 @@
-import type { EventBus } from '@gateway/bus';
+import type { BusEvent, EventBus } from '@gateway/bus';
 import { EVENT_TYPES, TOPICS, type HoldClose, type UsageRecord } from '@gateway/events';
 import { formatUsd } from '@gateway/money';
 import type { Logger, Metrics } from '@gateway/service-kit';
@@ -54,6 +54,12 @@ export class HoldCloser {
   constructor(
     private readonly deps: CloseDeps,
     readonly record: HoldRecord,
+    /**
+     * `republish`: a close the bus refused (Redis away for a moment) is published again in the background until it
+     * goes through or the hold expires, so an answered call is still charged once the bus is back. Not for a bus
+     * that writes to a transaction's outbox, whose failure ends that transaction.
+     */
+    private readonly opts: { republish?: boolean } = {},
   ) {}
 
   /** Whether this closer has already closed (or tried to close) its hold. */
@@ -144,18 +150,50 @@ export class HoldCloser {
     const data: HoldClose = {
       hold_id: hold.holdId,
       account_id: hold.accountId,
+      key_id: hold.keyId,
       request_id: hold.requestId,
       outcome,
       charge_nano: charge.toString(),
       record,
     };
+    // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
+    // ordering them per account would only serialise a busy account's settles.
+    const event: BusEvent<HoldClose> = { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data };
     try {
-      // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
-      // ordering them per account would only serialise a busy account's settles.
-      await this.deps.bus.publish(TOPICS.holds, { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data });
+      await this.deps.bus.publish(TOPICS.holds, event);
     } catch (err) {
       // The hold stays open and the sweeper releases it at expiry: the client is never charged twice, at worst not at all.
-      this.deps.logger.error({ err, holdId: hold.holdId, requestId: hold.requestId }, 'could not publish hold close; it will expire');
+      const about = { err, holdId: hold.holdId, requestId: hold.requestId };
+      if (!this.opts.republish) return void this.deps.logger.error(about, 'could not publish hold close; it will expire');
+      // The caller is not kept waiting for the bus: its answer stands, and the close follows once the bus takes it.
+      this.deps.logger.error(about, 'could not publish hold close; publishing it again until the hold expires');
+      this.publishLater(event);
     }
   }
+
+  /** Tries the publish again, waiting longer each time (up to 5 s), until it succeeds or the hold has expired. */
+  private publishLater(event: BusEvent<HoldClose>): void {
+    const hold = this.record;
+    const expiresAt = Date.parse(hold.expiresAt);
+    let wait = REPUBLISH_FIRST_WAIT_MS;
+    const attempt = () => {
+      this.deps.bus.publish(TOPICS.holds, event).then(
+        () => this.deps.logger.warn({ holdId: hold.holdId, requestId: hold.requestId }, 'hold close published after the bus came back'),
+        (err) => {
+          wait = Math.min(wait * 2, REPUBLISH_MAX_WAIT_MS);
+          if (!(Date.now() + wait < expiresAt)) {
+            this.deps.logger.error({ err, holdId: hold.holdId, requestId: hold.requestId }, 'gave up publishing hold close; it will expire');
+            return;
+          }
+          // unref: a retry never holds a stopping process open (its bus is closed then, and the hold expires).
+          setTimeout(attempt, wait).unref();
+        },
+      );
+    };
+    setTimeout(attempt, wait).unref();
+  }
 }
+
+/** The first wait before a refused hold close is published again; it doubles up to REPUBLISH_MAX_WAIT_MS. */
+const REPUBLISH_FIRST_WAIT_MS = 250;
+const REPUBLISH_MAX_WAIT_MS = 5_000;

@@ -51,7 +51,8 @@ export class PaidCall {
     /** The hold as plain data: hand it to another process (holdRecordToJSON) and a HoldCloser there can close it. */
     readonly record: HoldRecord,
   ) {
-    this.closer = new HoldCloser(deps, record);
+    // A close the bus refuses is published again until the hold expires: the caller may already have its answer.
+    this.closer = new HoldCloser(deps, record, { republish: true });
   }
 
   /** Resolves the models and places the hold; throws 409 model_unavailable or 402 before anything is routed. */

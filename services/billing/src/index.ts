@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
 import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import type { Logger } from '@gateway/service-kit';
-import { createLedger, expireHolds } from './ledger/holds';
+import { createLedger, expireHolds, type Ledger } from './ledger/holds';
+import { MemoryLedger, journalDirOf } from './ledger/memory/memory-ledger';
 import { verifyKey } from './ledger/keys';
 import { jobSettings } from './ledger/job-settings';
 import { mountKey } from './routes/key';
@@ -31,6 +32,12 @@ export interface BillingServiceDeps {
   sweepIntervalMs?: number;
   /** Told when the admin API revokes a key, so an in-process edge can drop it from its cache at once. */
   onKeyRevoked?: (keyId: string) => void;
+  /**
+   * The embedded gateway's ledger: authoritative in this one process, journalled under `dataDir` and written
+   * behind to PGlite (ledger/memory/). Only on PGlite, which no other process can open; PostgreSQL keeps the SQL
+   * ledger, whose row locks are what lets several processes share it.
+   */
+  inMemory?: { dataDir?: string; liveJobHolds?: () => Promise<string[]> };
 }
 
 export interface BillingService {
@@ -44,6 +51,8 @@ export interface BillingService {
   internalRouter: Router;
   /** Set when this start generated the admin token; print it once. */
   generatedAdminToken?: string;
+  /** Resolves once the tables hold every ledger decision made before the call (in-memory ledger; at once otherwise). */
+  ledgerFlushed(): Promise<void>;
   ready(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -54,7 +63,17 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   const defaultRate = config.limits.rate_limit;
   const admin = await resolveAdminToken(db, deps.adminToken);
 
-  const ledger = createLedger(db);
+  const memory =
+    deps.inMemory && db.kind === 'pglite'
+      ? await MemoryLedger.open({
+          db,
+          logger,
+          journalDir: deps.inMemory.dataDir === undefined ? undefined : journalDirOf(deps.inMemory.dataDir),
+          liveJobHolds: deps.inMemory.liveJobHolds,
+          sweepIntervalMs: deps.sweepIntervalMs,
+        })
+      : undefined;
+  const ledger: Ledger = memory ?? createLedger(db);
   const port: BillingPort & JobSettingsPort = {
     verifyKey: (raw) => verifyKey(db, raw, defaultRate),
     placeHold: (req) => ledger.placeHold(req),
@@ -63,6 +82,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   };
 
   const publicRouter = Router();
+  // The account routes read the tables; with the in-memory ledger they first let the write-behind catch up.
+  if (memory) publicRouter.use((_req, _res, next) => void memory.flushed().then(() => next(), next));
   mountKey(publicRouter, db, defaultRate);
   mountCredits(publicRouter, db);
   mountGeneration(publicRouter, db);
@@ -75,6 +96,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     publicRouter,
     adminRouter: Router().use(
       '/admin/v1',
+      ...(memory ? [ledgerGate(memory)] : []),
       adminRouter(db, admin.hash, deps.onKeyRevoked ?? (() => {}), (id) => {
         // A lost announcement is repaired by the next start's announceAccounts; the account itself exists already.
         publishAccountOpened(bus, id, new Date()).catch((err) => logger.warn({ err, accountId: id }, 'account.opened not published'));
@@ -82,6 +104,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     ),
     internalRouter: internalRouter(port, deps.internalToken),
     generatedAdminToken: admin.generated,
+    ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {
       await db.ping();
       await bus.ping();
@@ -90,6 +113,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       subscription = await consumeHoldCloses(ledger, bus, logger);
       // In the background: a ledger of many accounts must not hold up the start, and a failure only delays counts.
       announceAccounts(db, bus).catch((err) => logger.warn({ err }, 'announcing accounts failed; the next start retries'));
+      if (memory) return memory.start();
       sweeper = setInterval(() => {
         expireHolds(db)
           .then((n) => n > 0 && logger.warn({ released: n }, 'released expired holds'))
@@ -100,6 +124,29 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     async stop() {
       if (sweeper) clearInterval(sweeper);
       await subscription?.close();
+      await memory?.stop();
     },
+  };
+}
+
+/**
+ * The admin API beside the in-memory ledger: reads wait for the write-behind, so they see every hold and charge
+ * made before them; writes (credits, suspensions, keys and their caps) run with the ledger still, until answered.
+ */
+function ledgerGate(memory: MemoryLedger): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      memory.flushed().then(() => next(), next);
+      return;
+    }
+    memory
+      .exclusive(
+        () =>
+          new Promise<void>((answered) => {
+            res.once('close', answered);
+            next();
+          }),
+      )
+      .catch(next);
   };
 }

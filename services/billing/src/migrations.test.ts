@@ -2,20 +2,27 @@ import { migrations } from './migrations';
 
 describe('billing migrations', () => {
   it('keep the versioned ids existing databases recorded in schema_migrations, in order', () => {
-    expect(migrations.filter((m) => !m.repeatable).map((m) => m.id)).toEqual(['001_ledger', '002_usage_estimated']);
+    expect(migrations.filter((m) => !m.repeatable).map((m) => m.id)).toEqual(['001_ledger', '002_usage_estimated', '003_ledger_journal']);
   });
 
-  it('001_ledger carries the tables; the three ledger functions replace themselves at every start', () => {
+  it('001_ledger carries the tables; the ledger functions replace themselves at every start', () => {
     const ledger = migrations.find((m) => m.id === '001_ledger')!;
     const functions = migrations.find((m) => m.repeatable)!;
     for (const part of ['CREATE TABLE accounts', 'CREATE TABLE holds']) expect(ledger.sql).toContain(part);
     expect(functions.repeatable).toBe(true);
-    for (const name of ['place_hold', 'close_hold', 'expire_holds']) expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
+    for (const name of ['place_hold', 'close_hold', 'expire_hold', 'expire_holds', 'ledger_write'])
+      expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
   });
 
   it('002_usage_estimated adds the flag with a default, so records written before it read as reported usage', () => {
     expect(migrations.find((m) => m.id === '002_usage_estimated')!.sql).toContain(
       'ALTER TABLE usage_records ADD COLUMN usage_estimated boolean NOT NULL DEFAULT false',
     );
+  });
+
+  it("003_ledger_journal starts the embedded ledger's write-behind position at 0, in one row", () => {
+    const sql = migrations.find((m) => m.id === '003_ledger_journal')!.sql;
+    expect(sql).toContain('CREATE TABLE ledger_journal');
+    expect(sql).toContain('INSERT INTO ledger_journal DEFAULT VALUES');
   });
 });

@@ -23,6 +23,8 @@ export interface EmbeddedGateway {
   generatedAdminToken?: string;
   /** The ledger's database, for operators' scripts and the tests' invariant checks. */
   billingDb: Db;
+  /** Resolves once billingDb holds every ledger decision made before the call (the ledger is written behind). */
+  ledgerFlushed(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,14 @@ export async function startEmbedded(
     logger: logger.child({ service: 'billing' }),
     adminToken: env.GATEWAY_ADMIN_TOKEN,
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
+    // One process owns these databases: the ledger lives in memory, journalled, and is written behind.
+    inMemory: {
+      dataDir: opts.dataDir,
+      // A job's hold outlives the process that placed it (the next worker closes it); any other open hold was a
+      // request of a dead process, and is released.
+      liveJobHolds: async () =>
+        (await jobsDb.query<{ id: string }>(`SELECT hold->>'hold_id' AS id FROM jobs WHERE status IN ('queued', 'running')`)).map((r) => r.id),
+    },
   });
   const demo = await ensureDemoAccount(billingDb);
   // One set of circuits: an endpoint that fails for one route is the same endpoint for another.
@@ -133,6 +143,8 @@ export async function startEmbedded(
     port: env.PORT,
     host: env.HOST,
     metricsPort: env.METRICS_PORT,
+    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
     logger,
     metrics,
     ready: async () => {
@@ -173,6 +185,7 @@ export async function startEmbedded(
     demo,
     generatedAdminToken: billing.generatedAdminToken,
     billingDb,
+    ledgerFlushed: billing.ledgerFlushed,
     stop: () => {
       // Open MCP streams end first: the drain would otherwise wait its whole grace period on them.
       mcp.endStreams();

@@ -1,4 +1,4 @@
-import { batched } from './batcher';
+import { batched, batchedBy } from './batcher';
 
 describe('batched', () => {
   it('groups calls that arrive while a batch runs, and answers each caller with its own result', async () => {
@@ -46,5 +46,37 @@ describe('batched', () => {
     const out = await Promise.all(Array.from({ length: 600 }, (_, i) => call(i)));
     expect(out).toEqual(Array.from({ length: 600 }, (_, i) => i * 2));
     expect(sizes).toEqual([256, 256, 88]);
+  });
+});
+
+describe('batchedBy', () => {
+  it("groups a key's calls into one batch, runs different keys side by side, and runs a call without a key alone", async () => {
+    const batches: string[][] = [];
+    let running = 0;
+    let mostAtOnce = 0;
+    const many = async (items: string[]) => {
+      batches.push(items);
+      mostAtOnce = Math.max(mostAtOnce, ++running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return items.map((i) => i.toUpperCase());
+    };
+    const call = batchedBy(
+      (i: string) => (i.startsWith('-') ? undefined : i[0]),
+      many,
+      async (i: string) => {
+        batches.push([i]);
+        return i.toUpperCase();
+      },
+    );
+    const items = ['a1', 'b1', 'a2', 'b2', 'a3', '-x', 'b3', '-y'];
+    // A first call of each key starts its batcher; the rest arrive while that one runs and go together next.
+    const out = await Promise.all(items.map((i) => call(i)));
+    expect(out).toEqual(items.map((i) => i.toUpperCase()));
+    for (const b of batches) expect(new Set(b.map((i) => (i.startsWith('-') ? i : i[0]))).size).toBe(1);
+    expect(batches.filter((b) => b[0].startsWith('-'))).toEqual([['-x'], ['-y']]);
+    expect(batches.flat().sort()).toEqual([...items].sort());
+    expect(batches.length).toBeLessThan(items.length);
+    expect(mostAtOnce).toBe(2);
   });
 });

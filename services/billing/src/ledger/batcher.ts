@@ -38,3 +38,32 @@ export function batched<I, O>(runMany: (items: I[]) => Promise<O[]>, runOne: (it
       }
     });
 }
+
+/**
+ * One batcher per key (PostgreSQL, a pool of connections): the calls of one key share a statement, so its rows are
+ * locked once per batch rather than once per call, while different keys still run side by side on the pool. A call
+ * without a key runs alone. A key's batcher is dropped once it has nothing in flight.
+ */
+export function batchedBy<I, O>(
+  keyOf: (item: I) => string | undefined,
+  runMany: (items: I[]) => Promise<O[]>,
+  runOne: (item: I) => Promise<O>,
+  maxBatch = 256,
+): (item: I) => Promise<O> {
+  const byKey = new Map<string, { call: (item: I) => Promise<O>; inFlight: number }>();
+  return async (item) => {
+    const key = keyOf(item);
+    if (key === undefined) return runOne(item);
+    let b = byKey.get(key);
+    if (!b) {
+      b = { call: batched(runMany, runOne, maxBatch), inFlight: 0 };
+      byKey.set(key, b);
+    }
+    b.inFlight++;
+    try {
+      return await b.call(item);
+    } finally {
+      if (--b.inFlight === 0 && byKey.get(key) === b) byKey.delete(key);
+    }
+  };
+}

@@ -1,11 +1,17 @@
 import type { GatewayError } from '@gateway/errors';
-import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { type Engine, describeOnEngines } from '@gateway/db/src/testing/temp-db';
 import { useLedgerDb } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures } from '../testing/ledger-figures';
 
-/** Placing and settling holds, on both engines the ledger runs on: real PostgreSQL (fleet) and PGlite (embedded). */
-describeOnEngines('ledger holds', (engine) => {
+/**
+ * Placing and settling holds, on both engines the SQL ledger runs on (real PostgreSQL, PGlite) and on the embedded
+ * gateway's in-memory ledger over PGlite: the same rules must give the same answers and the same tables.
+ */
+describeOnEngines('ledger holds', (engine) => holdsBehave(engine));
+describe('ledger holds on the in-memory ledger', () => holdsBehave('memory'));
+
+function holdsBehave(engine: Engine | 'memory'): void {
   const t = useLedgerDb(engine);
   afterEach(() => expectLedgerInvariants(t.db));
 
@@ -25,6 +31,24 @@ describeOnEngines('ledger holds', (engine) => {
     const { account, key } = await figures(t.db, a);
     expect(key.held).toBe('1000000000');
     expect(account.held).toBe('1000000000'); // refused key holds left nothing on the account
+  });
+
+  it('a busy key: 60 holds placed at once, then settled at once with every settle delivered twice, each charged once', async () => {
+    const a = await payer(t.db, '10');
+    const holds = await Promise.all(Array.from({ length: 60 }, () => placeHold(t.ledger, a, '0.1')));
+    expect(new Set(holds.map((h) => h.holdId)).size).toBe(60);
+    // Batched per key on PostgreSQL: a batch may hold both copies of one settle, and the second must be a no-op.
+    const closes = holds.flatMap((h, i) => {
+      const ev = closeEvent(h, a, 'settle', i % 2 ? '0.05' : '0.01');
+      return [ev, ev];
+    });
+    const results = await Promise.all(closes.map((ev) => t.ledger.closeHold(ev)));
+    expect(results.filter((r) => r.result === 'settled')).toHaveLength(60);
+    expect(results.filter((r) => r.result === 'noop')).toHaveLength(60);
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '1800000000', held: '0', available: '8200000000' },
+      key: { usage: '1800000000', held: '0' },
+    });
   });
 
   it('settles once: a redelivered settle changes nothing', async () => {
@@ -66,4 +90,4 @@ describeOnEngines('ledger holds', (engine) => {
     await t.db.query('UPDATE accounts SET suspended = true WHERE id = $1', [a.accountId]);
     await expect(placeHold(t.ledger, a, '0.1')).rejects.toMatchObject({ code: 'insufficient_credits', message: expect.stringMatching(/suspended/) });
   });
-});
+}

@@ -4,10 +4,10 @@ import { formatUsd } from '@gateway/money';
 import type { Hold, HoldRequest } from '@gateway/billing-client';
 import type { HoldClose } from '@gateway/events';
 import { newHoldId } from './ids';
-import { batched } from './batcher';
+import { batched, batchedBy } from './batcher';
 
 interface PlaceRow {
-  outcome: 'placed' | 'existing' | 'finished' | 'duplicate' | 'insufficient' | 'suspended' | 'key_limit';
+  outcome: PlaceOutcome['outcome'];
   hold_id: string | null;
   amount: string | bigint;
   expires_at: string | Date | null;
@@ -16,7 +16,18 @@ interface PlaceRow {
   key_room: string | bigint | null;
 }
 
-const iso = (v: string | Date | null) => (v instanceof Date ? v.toISOString() : v ? new Date(v).toISOString() : '');
+/** place_hold's answer, from the SQL or from the embedded in-memory ledger (which leaves out what its outcome does not need). */
+export interface PlaceOutcome {
+  outcome: 'placed' | 'existing' | 'finished' | 'duplicate' | 'insufficient' | 'suspended' | 'key_limit';
+  hold_id?: string | null;
+  amount?: string | bigint;
+  expires_at?: string | Date | null;
+  balance?: string | bigint | null;
+  held?: string | bigint | null;
+  key_room?: string | bigint | null;
+}
+
+const iso = (v: string | Date | null | undefined) => (v instanceof Date ? v.toISOString() : v ? new Date(v).toISOString() : '');
 
 const PLACE_ONE = 'SELECT * FROM place_hold($1, $2, $3, $4, $5, $6, $7, $8)';
 // Each call sees the previous ones' effects (place_hold is volatile), so a batch behaves like the calls in order.
@@ -28,10 +39,15 @@ const CLOSE_MANY = `SELECT b.i, r.* FROM jsonb_to_recordset($1::jsonb) AS b(i in
 
 type PlaceArgs = [string, string, string, string, string | null, string, string, number];
 type CloseArgs = [string, string, string, string];
+/** A close and the hold's key, which batches it on PostgreSQL (see batchedBy). */
+type CloseCall = { args: CloseArgs; keyId?: string };
 
 /**
- * The ledger's two writes. On PostgreSQL each call is its own statement on the pool (rows lock per account);
- * on PGlite, one connection, concurrent calls are grouped into one statement (see batcher.ts).
+ * The ledger's two writes, concurrent calls grouped into one statement (see batcher.ts). On PGlite, one
+ * connection, all of them. On PostgreSQL, those of one key: every place and close of a key locks the key's row and
+ * its account's, so one call at a time per key would serialise a busy key on those locks, a commit each (700 calls a
+ * second here); a batch takes them once. Batches of different keys run side by side on the pool, and each takes
+ * its key's row before its account's, as every single call does; a close batch locks all its holds first.
  */
 export interface Ledger {
   placeHold(req: HoldRequest): Promise<Hold>;
@@ -41,30 +57,41 @@ export interface Ledger {
 export function createLedger(db: Db): Ledger {
   const placeOne = async (a: PlaceArgs) => (await db.query<PlaceRow & Record<string, unknown>>(PLACE_ONE, a))[0];
   const closeOne = async (a: CloseArgs) => (await db.query<CloseRow & Record<string, unknown>>(CLOSE_ONE, a))[0];
+  const placeMany = async (all: PlaceArgs[]) => {
+    const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({
+      i,
+      id,
+      account,
+      key,
+      request,
+      idem,
+      model,
+      amount,
+      ttl,
+    }));
+    return byIndex(await db.query<PlaceRow & { i: number } & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]), all.length);
+  };
+  const closeManyOn = async (q: Pick<Db, 'query'>, all: CloseCall[]) => {
+    const json = all.map(({ args: [hold, outcome, charge, rec] }, i) => ({ i, hold, outcome, charge, rec: JSON.parse(rec) }));
+    return byIndex(await q.query<CloseRow & { i: number } & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]), all.length);
+  };
+  const closeMany = (all: CloseCall[]) => closeManyOn(db, all);
+  // Every hold row of the batch first, in id order: close_hold takes its hold, then the key, then the account,
+  // one call after another, so a batch would hold the key and the account while reaching for its next hold, which
+  // the sweeper (holds first, SKIP LOCKED, then keys and accounts) may have taken: a deadlock. The property tests
+  // on PostgreSQL found it.
+  const closeManyLocked = (all: CloseCall[]) =>
+    db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM holds WHERE id = ANY($1) ORDER BY id FOR UPDATE', [all.map((c) => c.args[0])]);
+      return closeManyOn(tx, all);
+    });
+  const closeAlone = (c: CloseCall) => closeOne(c.args);
   const place =
-    db.kind === 'pglite'
-      ? batched<PlaceArgs, PlaceRow>(async (all) => {
-          const json = all.map(([id, account, key, request, idem, model, amount, ttl], i) => ({
-            i,
-            id,
-            account,
-            key,
-            request,
-            idem,
-            model,
-            amount,
-            ttl,
-          }));
-          return byIndex(await db.query<PlaceRow & { i: number } & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]), all.length);
-        }, placeOne)
-      : placeOne;
+    db.kind === 'pglite' ? batched<PlaceArgs, PlaceRow>(placeMany, placeOne) : batchedBy<PlaceArgs, PlaceRow>((a) => a[2], placeMany, placeOne);
   const close =
     db.kind === 'pglite'
-      ? batched<CloseArgs, CloseRow>(async (all) => {
-          const json = all.map(([hold, outcome, charge, rec], i) => ({ i, hold, outcome, charge, rec: JSON.parse(rec) }));
-          return byIndex(await db.query<CloseRow & { i: number } & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]), all.length);
-        }, closeOne)
-      : closeOne;
+      ? batched<CloseCall, CloseRow>(closeMany, closeAlone)
+      : batchedBy<CloseCall, CloseRow>((c) => c.keyId, closeManyLocked, closeAlone);
 
   return {
     async placeHold(req) {
@@ -93,7 +120,7 @@ export function createLedger(db: Db): Ledger {
       return holdFromRow(row, req);
     },
     async closeHold(ev) {
-      const row = await close([ev.hold_id, ev.outcome, ev.charge_nano, JSON.stringify(ev.record)]);
+      const row = await close({ args: [ev.hold_id, ev.outcome, ev.charge_nano, JSON.stringify(ev.record)], keyId: ev.key_id });
       return { result: row.result, charged: BigInt(row.charged) };
     },
   };
@@ -119,12 +146,12 @@ interface CloseRow {
 }
 
 /** Turns place_hold's outcome into a hold or the spec's refusal. */
-function holdFromRow(row: PlaceRow, req: HoldRequest): Hold {
+export function holdFromRow(row: PlaceOutcome, req: HoldRequest): Hold {
   switch (row.outcome) {
     case 'placed':
     case 'existing':
       // place_hold returns the id with both outcomes; without one the SQL and this code disagree, not the client.
-      if (row.hold_id === null) throw new Error(`ledger: place_hold answered "${row.outcome}" without a hold id`);
+      if (row.hold_id == null || row.amount === undefined) throw new Error(`ledger: place_hold answered "${row.outcome}" without a hold id`);
       return { holdId: row.hold_id, amountNano: BigInt(row.amount), expiresAt: iso(row.expires_at) };
     case 'duplicate':
       throw duplicate();

@@ -57,6 +57,7 @@ export function closeEvent(h: PlacedHold, who: Payer, outcome: 'settle' | 'relea
   return {
     hold_id: h.holdId,
     account_id: who.accountId,
+    key_id: who.keyId,
     request_id: h.requestId,
     outcome,
     charge_nano: parseUsd(charge).toString(),

@@ -1,3 +1,27 @@
+-- expire_hold: one open hold gives its amount back, whatever its expiry says (the sweep below chose it by time;
+-- the embedded gateway's start releases the holds its dead predecessor left). False when it was not open.
+CREATE OR REPLACE FUNCTION expire_hold(p_hold text)
+RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  h holds%ROWTYPE;
+BEGIN
+  SELECT * INTO h FROM holds WHERE holds.id = p_hold AND state = 'open' FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  UPDATE api_keys SET held = api_keys.held - h.amount WHERE api_keys.id = h.key_id;
+  UPDATE accounts SET held = accounts.held - h.amount WHERE accounts.id = h.account_id;
+  -- closed_at stays NULL: the hold can still take one late settle (close_hold).
+  UPDATE holds SET state = 'expired', charge = 0 WHERE holds.id = h.id;
+  INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, total_cost, created_at)
+  VALUES (h.request_id, h.id, h.account_id, h.key_id, h.model, false, 'failed', 'hold_expired', 0, h.created_at)
+  ON CONFLICT (request_id) DO NOTHING;
+  RETURN true;
+END
+$fn$;
+
 -- expire_holds: the sweeper (MONEY.md invariant 2: no hold stays open past its expiry plus the sweep interval).
 -- A hold nobody closed (the close event was never published, or the process died mid-request) gives its
 -- amount back to the key and the account; the caller's request is gone, so its usage record says hold_expired.
@@ -8,20 +32,26 @@
 CREATE OR REPLACE FUNCTION expire_holds(p_limit integer)
 RETURNS integer
 LANGUAGE plpgsql AS $fn$
-#variable_conflict use_column
 DECLARE
-  h holds%ROWTYPE;
+  due text[];
   n integer := 0;
 BEGIN
-  FOR h IN SELECT * FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
-    UPDATE api_keys SET held = api_keys.held - h.amount WHERE api_keys.id = h.key_id;
-    UPDATE accounts SET held = accounts.held - h.amount WHERE accounts.id = h.account_id;
-    -- closed_at stays NULL: the hold can still take one late settle (close_hold).
-    UPDATE holds SET state = 'expired', charge = 0 WHERE holds.id = h.id;
-    INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, total_cost, created_at)
-    VALUES (h.request_id, h.id, h.account_id, h.key_id, h.model, false, 'failed', 'hold_expired', 0, h.created_at)
-    ON CONFLICT (request_id) DO NOTHING;
-    n := n + 1;
+  SELECT array_agg(id) INTO due FROM (
+    SELECT id FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+  ) d;
+  IF due IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- Every key row, then every account row, each in id order, before any change: holds of two keys of one account
+  -- taken hold by hold (key, account, key...) would hold the account while waiting for the second key, which a
+  -- place_hold or close_hold on that key holds while it waits for the account (a deadlock PostgreSQL breaks by
+  -- aborting one side). A hold and a close take one key and then one account, so this order never crosses theirs.
+  PERFORM 1 FROM api_keys WHERE id IN (SELECT key_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
+  PERFORM 1 FROM accounts WHERE id IN (SELECT account_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
+  FOR i IN 1 .. array_length(due, 1) LOOP
+    IF expire_hold(due[i]) THEN
+      n := n + 1;
+    END IF;
   END LOOP;
   RETURN n;
 END

@@ -1,0 +1,296 @@
+import path from 'node:path';
+import type { HoldRequest, Hold } from '@gateway/billing-client';
+import type { Db } from '@gateway/db';
+import type { HoldClose } from '@gateway/events';
+import type { Logger } from '@gateway/service-kit';
+import { type CloseResult, type Ledger, createLedger, holdFromRow } from '../holds';
+import { newHoldId } from '../ids';
+import { type AccountState, Book, FINISHED_RETENTION_MS, type MemHold } from './book';
+import { FileJournal, type Journal, noJournal, readJournal } from './journal';
+import type { LedgerRecord, UnnumberedRecord } from './records';
+import { WriteBehind, writeBatch } from './write-behind';
+
+export interface MemoryLedgerOptions {
+  db: Db;
+  logger: Logger;
+  /** Where the journal lives; none when the database itself is in memory. */
+  journalDir?: string;
+  /** Hold ids a live job still owns: every other open hold at start was left by a dead process and is released. */
+  liveJobHolds?: () => Promise<string[]>;
+  sweepIntervalMs?: number;
+}
+
+interface AccountRow {
+  credits: string;
+  usage: string;
+  held: string;
+  suspended: boolean;
+  keys: { id: string; limit: string | null; usage: string; held: string }[];
+  holds: { id: string; key: string; request: string; idem: string | null; model: string; amount: string; created_ms: string; expires_ms: string }[];
+}
+
+const LOAD_ACCOUNT = `
+SELECT a.total_credits::text AS credits, a.total_usage::text AS usage, a.held::text AS held, a.suspended,
+  (SELECT COALESCE(json_agg(json_build_object('id', k.id, 'limit', k.spend_limit::text, 'usage', k.usage::text, 'held', k.held::text)), '[]')
+     FROM api_keys k WHERE k.account_id = a.id) AS keys,
+  (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'key', h.key_id, 'request', h.request_id, 'idem', h.idempotency_key,
+      'model', h.model, 'amount', h.amount::text, 'created_ms', (extract(epoch FROM h.created_at) * 1000)::bigint::text,
+      'expires_ms', (extract(epoch FROM h.expires_at) * 1000)::bigint::text)), '[]')
+     FROM holds h WHERE h.account_id = a.id AND h.state = 'open') AS holds
+FROM accounts a WHERE a.id = $1`;
+
+/**
+ * The embedded gateway's ledger: balances, key caps and open holds authoritative in memory in its single process,
+ * so a hold costs microseconds instead of a PGlite statement. Each decision is a record, appended to the journal
+ * (group commit; a settle is acknowledged only once its record is on disk) and written behind to PGlite
+ * (ledger_write), which stays the store that admin, account and generation routes read — after `flushed()`.
+ *
+ * Anything that changes the ledger's figures outside this object (the admin API) runs under `exclusive`: holds
+ * wait, the write-behind drains, the change is made in the tables, and memory forgets what it knew, reloading each
+ * account from the tables at its next use. At start, journal records the tables lack are replayed and the holds a
+ * dead process left open are released.
+ */
+export class MemoryLedger implements Ledger {
+  private readonly book = new Book();
+  private readonly sql: Ledger;
+  private seq: number;
+  private gate: Promise<void> | undefined;
+  private readonly loading = new Map<string, Promise<boolean>>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly opts: MemoryLedgerOptions,
+    private readonly journal: Journal,
+    private readonly writes: WriteBehind,
+    startSeq: number,
+  ) {
+    this.sql = createLedger(opts.db);
+    this.seq = startSeq;
+  }
+
+  /** Replays the journal into the tables, releases what a dead process left open, and starts a fresh journal. */
+  static async open(opts: MemoryLedgerOptions): Promise<MemoryLedger> {
+    const { db, logger } = opts;
+    const [{ applied }] = await db.query<{ applied: string }>('SELECT applied_seq::text AS applied FROM ledger_journal');
+    let seq = Number(applied);
+    if (opts.journalDir) {
+      const pending = readJournal(opts.journalDir).filter((r) => r.seq > seq);
+      for (let i = 0; i < pending.length; i += 5_000) {
+        const chunk = pending.slice(i, i + 5_000);
+        await writeBatch(db, seq, chunk);
+        seq = chunk[chunk.length - 1].seq;
+      }
+      // ledger_write moved applied_seq to each chunk's last record, so `seq` is the tables' position now.
+      if (pending.length > 0) logger.warn({ records: pending.length, upTo: seq }, 'ledger journal replayed into the tables');
+    }
+    const keep = (await opts.liveJobHolds?.()) ?? [];
+    const released = await db.query<{ id: string }>(`SELECT id FROM holds WHERE state = 'open' AND NOT (id = ANY($1::text[])) AND expire_hold(id)`, [
+      keep,
+    ]);
+    if (released.length > 0) logger.warn({ released: released.length }, 'released the holds a stopped gateway left open');
+
+    const journal = opts.journalDir ? await FileJournal.open(opts.journalDir, seq) : noJournal;
+    let ledger: MemoryLedger | undefined;
+    const writes = new WriteBehind(
+      db,
+      seq,
+      logger,
+      (upTo, records) => ledger?.applied(upTo, records),
+      // Memory counted a decision the tables refused: it reloads from them, so the two agree again.
+      () => void ledger?.exclusive(async () => {}),
+    );
+    ledger = new MemoryLedger(opts, journal, writes, seq);
+    return ledger;
+  }
+
+  start(): void {
+    this.sweeper = setInterval(() => void this.sweep(), this.opts.sweepIntervalMs ?? 5_000);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.writes.flushed();
+    await this.journal.close();
+  }
+
+  /** Resolves once the tables hold every decision made before the call: read after it. */
+  flushed(): Promise<void> {
+    return this.writes.flushed();
+  }
+
+  /**
+   * Runs `change` on the tables with the ledger still: holds and closes wait, the write-behind drains first, and
+   * memory reloads every account from the tables afterwards, so the change is seen exactly.
+   */
+  async exclusive<T>(change: () => Promise<T>): Promise<T> {
+    while (this.gate) await this.gate;
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    try {
+      await Promise.all(this.loading.values());
+      await this.writes.flushed();
+      return await change();
+    } finally {
+      this.book.clear();
+      this.gate = undefined;
+      open();
+    }
+  }
+
+  async placeHold(req: HoldRequest): Promise<Hold> {
+    let keyLookedUp = false;
+    for (;;) {
+      if (this.gate) {
+        await this.gate;
+        continue;
+      }
+      const account = this.book.accounts.get(req.accountId);
+      if (!account) {
+        if (!(await this.load(req.accountId))) return holdFromRow({ outcome: 'insufficient', balance: 0n, held: 0n }, req);
+        continue;
+      }
+      if (!account.keys.has(req.keyId) && !keyLookedUp) {
+        // A key the tables got after the account was loaded: forget and reload. Unknown there too, it is refused below.
+        keyLookedUp = true;
+        if (await this.keyExists(req.keyId, account.id)) await this.exclusive(async () => {});
+        continue;
+      }
+      // From here to the return nothing awaits: no other hold or close can run between the checks and the writes.
+      const decided = this.book.place(account, req, newHoldId(), Date.now());
+      if (decided.hold) this.record({ t: 'place', h: decided.hold.facts, idem: decided.hold.idem, expires_ms: decided.hold.expiresAt }, decided.hold);
+      return holdFromRow(decided, req);
+    }
+  }
+
+  async closeHold(ev: HoldClose): Promise<{ result: CloseResult; charged: bigint }> {
+    for (;;) {
+      if (this.gate) {
+        await this.gate;
+        continue;
+      }
+      const h = this.book.holds.get(ev.hold_id);
+      const account = h && this.book.accounts.get(h.facts.account);
+      // Not in memory: closed and written out already (a redelivery), or left by an earlier process, or unknown.
+      // The SQL rules answer all three, on the tables, with memory out of the way.
+      if (!h || !account) {
+        const closed = await this.exclusive(() => this.sql.closeHold(ev));
+        // Its request id is finished now, which memory must know to refuse a retry as place_hold would.
+        if (closed.result !== 'unknown') this.book.markFinished(ev.account_id, ev.request_id);
+        return closed;
+      }
+      const { result, charged, late } = this.book.close(h, account, ev);
+      if (result === 'noop') return { result, charged };
+      const seq = this.record(
+        { t: 'close', h: h.facts, state: h.state as 'settled' | 'released' | 'expired', charge: charged.toString(), late, rec: ev.record },
+        h,
+      );
+      // Acknowledged (and so never redelivered) only once it would survive a kill.
+      await this.journal.durable(seq);
+      return { result, charged };
+    }
+  }
+
+  private record(r: UnnumberedRecord, h: MemHold): number {
+    const seq = ++this.seq;
+    const rec = { ...r, seq } as LedgerRecord;
+    h.lastSeq = seq;
+    this.journal.append(rec);
+    this.writes.push(rec);
+    return seq;
+  }
+
+  private applied(upTo: number, records: LedgerRecord[]): void {
+    this.journal.retire(upTo);
+    for (const r of records) {
+      if (r.t === 'place') continue;
+      const h = this.book.holds.get(r.h.id);
+      if (h) this.book.forgetIfDone(h, upTo);
+    }
+  }
+
+  /** The sweeper's one round (its timer runs it every sweepIntervalMs once started). */
+  async sweep(): Promise<void> {
+    while (this.gate) await this.gate;
+    const now = Date.now();
+    const due = this.book.expireDue(now);
+    for (const h of due) this.record({ t: 'expire', h: h.facts }, h);
+    if (due.length > 0) this.opts.logger.warn({ released: due.length }, 'released expired holds');
+    this.book.forgetFinishedBefore(now - FINISHED_RETENTION_MS);
+    await this.sweepForgotten().catch((err) => this.opts.logger.error({ err }, 'hold sweep failed'));
+  }
+
+  /**
+   * Open holds memory does not hold (their account not used since an admin change made it forget them, or left by a
+   * job that ended while the account was idle) are found in the tables past their expiry and expired there, with
+   * the ledger still. Holds memory knows in any state are left to it.
+   */
+  private async sweepForgotten(): Promise<void> {
+    const known = [...this.book.holds.keys()];
+    const [{ n }] = await this.opts.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM holds WHERE state = 'open' AND expires_at < now() AND NOT (id = ANY($1::text[]))`,
+      [known],
+    );
+    if (n === 0) return;
+    const released = await this.exclusive(() =>
+      this.opts.db.query<{ account_id: string; request_id: string }>(
+        `SELECT account_id, request_id FROM holds WHERE state = 'open' AND expires_at < now() AND expire_hold(id)`,
+      ),
+    );
+    for (const h of released) this.book.markFinished(h.account_id, h.request_id);
+    this.opts.logger.warn({ released: released.length }, 'released expired holds memory had set aside');
+  }
+
+  /** Loads an account (its keys and open holds) from the tables; false when it does not exist. */
+  private load(accountId: string): Promise<boolean> {
+    let pending = this.loading.get(accountId);
+    if (!pending) {
+      pending = this.opts.db
+        .query<AccountRow & Record<string, unknown>>(LOAD_ACCOUNT, [accountId])
+        .then(([row]) => {
+          // A gate opened while this read ran: its change may be missing here, so the next use reads again.
+          if (row && !this.gate)
+            this.book.adopt(
+              accountFromRow(accountId, row),
+              row.holds.map((h) => holdFromRowJson(accountId, h)),
+            );
+          return row !== undefined;
+        })
+        .finally(() => this.loading.delete(accountId));
+      this.loading.set(accountId, pending);
+    }
+    return pending;
+  }
+
+  private async keyExists(keyId: string, accountId: string): Promise<boolean> {
+    return (await this.opts.db.query('SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2', [keyId, accountId])).length > 0;
+  }
+}
+
+function accountFromRow(id: string, row: AccountRow): AccountState {
+  return {
+    id,
+    credits: BigInt(row.credits),
+    usage: BigInt(row.usage),
+    held: BigInt(row.held),
+    suspended: row.suspended,
+    keys: new Map(row.keys.map((k) => [k.id, { limit: k.limit === null ? null : BigInt(k.limit), usage: BigInt(k.usage), held: BigInt(k.held) }])),
+  };
+}
+
+function holdFromRowJson(account: string, h: AccountRow['holds'][number]): MemHold {
+  return {
+    facts: { id: h.id, account, key: h.key, request: h.request, model: h.model, amount: h.amount, created_ms: Number(h.created_ms) },
+    amount: BigInt(h.amount),
+    idem: h.idem,
+    expiresAt: Number(h.expires_ms),
+    state: 'open',
+    closed: false,
+    charge: 0n,
+    lastSeq: 0,
+  };
+}
+
+export const journalDirOf = (dataDir: string) => path.join(dataDir, 'ledger-journal');
