@@ -34,9 +34,13 @@ interface KeyQueue {
 interface Member {
   handler: Handler;
   inflight: Set<Promise<unknown>>;
-  /** Resolves when the member is gone for good; in-flight deliveries racing it are then handed to someone else. */
-  gone: Promise<typeof ABANDONED>;
-  leave(): void;
+  /**
+   * One per delivery in flight: called when the member is gone for good, so that delivery goes to someone else.
+   * Not a race against one long-lived "gone" promise: every Promise.race leaves a reaction on a promise that never
+   * settles, one per event for the life of the member (a leak of 0.7 KB a request, found by the soak).
+   */
+  abandoners: Set<() => void>;
+  left: boolean;
 }
 
 interface Group {
@@ -150,10 +154,17 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       return { error };
     }
     member.inflight.add(run);
+    let abandon!: () => void;
     try {
-      return await Promise.race([run, member.gone]);
+      return await new Promise<Outcome>((resolve) => {
+        abandon = () => resolve(ABANDONED);
+        if (member.left) return abandon();
+        member.abandoners.add(abandon);
+        run.then(resolve);
+      });
     } finally {
       member.inflight.delete(run);
+      member.abandoners.delete(abandon);
     }
   }
 
@@ -167,9 +178,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
   }
 
   function join(group: Group, topics: string[], handler: Handler): Member {
-    let leave!: () => void;
-    const gone = new Promise<typeof ABANDONED>((resolve) => (leave = () => resolve(ABANDONED)));
-    const member: Member = { handler, inflight: new Set(), gone, leave };
+    const member: Member = { handler, inflight: new Set(), abandoners: new Set(), left: false };
     for (const topic of new Set(topics)) {
       const members = group.byTopic.get(topic) ?? [];
       members.push(member);
@@ -186,6 +195,12 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     return member;
   }
 
+  function leave(member: Member): void {
+    member.left = true;
+    for (const abandon of member.abandoners) abandon();
+    member.abandoners.clear();
+  }
+
   async function part(group: Group, member: Member): Promise<void> {
     for (const [topic, members] of group.byTopic) {
       const rest = members.filter((m) => m !== member);
@@ -193,7 +208,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       else group.byTopic.delete(topic);
     }
     if (member.inflight.size) await settleWithin([...member.inflight], closeTimeoutMs);
-    member.leave();
+    leave(member);
   }
 
   return {
@@ -231,7 +246,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       closed = true;
       const members = new Set<Member>();
       for (const group of groups.values()) for (const list of group.byTopic.values()) for (const m of list) members.add(m);
-      for (const m of members) m.leave();
+      for (const m of members) leave(m);
       groups.clear();
       groupsByTopic.clear();
     },

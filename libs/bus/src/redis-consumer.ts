@@ -19,6 +19,8 @@ export interface StreamConsumerConfig {
   retryBaseMs: number;
   maxDeliveries: number;
   claimIdleMs: number;
+  /** After a read that was not full, wait this long before the next, so one read and one XACK carry many events. */
+  readLingerMs: number;
   /** A new group starts at the stream's first entry (`0`) rather than its tail (`$`). */
   fromBeginning: boolean;
   closeTimeoutMs: number;
@@ -32,8 +34,9 @@ type StreamEntry = [id: string, fields: string[] | null];
 const CLAIM_PAGES_PER_PASS = 10;
 
 /**
- * One subscription's read loop. Everything (reads, claims, handler calls) happens in this single loop, so the
- * handler never runs concurrently with itself and the messages of one read are handled in stream order.
+ * One subscription's read loop. Reads and claims happen one at a time in this loop; within one read, the handler
+ * runs for different keys side by side and for each key's messages one at a time, in stream order. The next read
+ * waits for every handler of the last one.
  */
 export class StreamConsumer {
   private readonly conn: Redis;
@@ -45,9 +48,11 @@ export class StreamConsumer {
   private hungUp = false;
   private loop?: Promise<void>;
   private stopped?: Promise<void>;
+  private endLinger?: () => void;
 
   constructor(private readonly c: StreamConsumerConfig) {
-    this.conn = c.cmd.duplicate();
+    // Its own connection, never auto-pipelined: a blocking read must not hold up commands queued with it.
+    this.conn = c.cmd.duplicate({ enableAutoPipelining: false });
     this.conn.on('error', () => {
       // Already reported through the command connection and the loop's own catch; avoids ioredis' unhandled-error print.
     });
@@ -74,6 +79,7 @@ export class StreamConsumer {
 
   private async shutdown(): Promise<void> {
     this.stopping = true;
+    this.endLinger?.();
     // A blocked read would otherwise hold close() for up to blockMs; dropping the socket ends it now. Anything
     // the server handed out in that instant stays pending and is claimed later: at-least-once still holds.
     if (this.blocked) this.hangUp();
@@ -89,12 +95,13 @@ export class StreamConsumer {
     this.conn.disconnect();
   }
 
-  private async ensureGroups(): Promise<void> {
+  /** `fromStart`: a missing group starts at the stream's first entry rather than at its tail. */
+  private async ensureGroups(fromStart = this.c.fromBeginning): Promise<void> {
     for (const key of this.keys) {
       try {
         // `$`: like a new Kafka group, a new group starts at the tail instead of replaying the retained stream,
         // unless its consumer asked for the history (`0`).
-        await this.c.cmd.xgroup('CREATE', key, this.c.group, this.c.fromBeginning ? '0' : '$', 'MKSTREAM');
+        await this.c.cmd.xgroup('CREATE', key, this.c.group, fromStart ? '0' : '$', 'MKSTREAM');
       } catch (err) {
         if (!errorMessage(err).includes('BUSYGROUP')) throw err;
       }
@@ -125,20 +132,45 @@ export class StreamConsumer {
           ...this.keys.map(() => '>'),
         )) as [key: string, entries: StreamEntry[]][] | null;
         this.blocked = false;
-        for (const [key, entries] of reply ?? []) await this.handleEntries(key, entries, null);
+        let read = 0;
+        for (const [key, entries] of reply ?? []) {
+          read += entries.length;
+          await this.handleEntries(key, entries, null);
+        }
         failures = 0;
+        // A read that returned a few events comes back at once for the next few, each time a write to Redis and an
+        // XACK: under a steady stream of events that cost more than the handlers (the jobs service, which passes
+        // over most of them, spent half its time on those writes). An empty read already waited in BLOCK.
+        if (read > 0 && read < this.c.batchSize && this.c.readLingerMs > 0) await this.linger();
       } catch (err) {
         this.blocked = false;
         if (this.stopping) break;
         if (errorMessage(err).includes('NOGROUP')) {
-          // The stream or group was deleted under us (FLUSHALL, manual cleanup): recreate and carry on.
-          await this.ensureGroups().catch(() => undefined);
+          // The stream or group was deleted under us (FLUSHALL, manual cleanup, a Redis restarted without its data):
+          // recreate it at the stream's start, not its tail. Whatever was published since (a settle sent the moment
+          // Redis came back, before this read) was never delivered to this group; at the tail it would be skipped
+          // for good. Replaying a stream that survived costs duplicates, which consumers tolerate.
+          await this.ensureGroups(true).catch(() => undefined);
         } else {
           this.c.onError(err, { adapter: 'redis', action: 'none', group: this.c.group });
         }
         await sleep(backoffMs(++failures, 100, 5_000));
       }
     }
+  }
+
+  private linger(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.c.readLingerMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.endLinger = done;
+    }).finally(() => {
+      this.endLinger = undefined;
+    });
   }
 
   /** Takes over messages another consumer (or this one, after a handler failure) left unacknowledged too long. */
@@ -180,6 +212,7 @@ export class StreamConsumer {
     // Every key read or claimed comes from this.keys; anything else is a bug, and its entries stay pending.
     if (topic === undefined) throw new Error(`bus: stream ${key} is not one of this subscription's topics`);
     const acks: Promise<unknown>[] = [];
+    const byKey = new Map<string, { id: string; event: BusEvent }[]>();
     for (const [id, fields] of entries) {
       // Whatever is not handled yet stays pending and is claimed elsewhere after claimIdleMs.
       if (this.stopping) break;
@@ -200,8 +233,23 @@ export class StreamConsumer {
         acks.push(this.deadLetter(topic, key, id, raw, new Error(`gave up after ${delivered - 1} deliveries`), event));
         continue;
       }
-      if (await this.invoke(event, topic)) acks.push(this.ack(key, id));
+      const run = byKey.get(event.key);
+      if (run) run.push({ id, event });
+      else byKey.set(event.key, [{ id, event }]);
     }
+    // The contract orders events per key only: the keys of one read run side by side, each key's events in order.
+    // One at a time, a consumer whose handler waits on a database (billing's settles) handled one event per commit.
+    const handled: string[] = [];
+    await Promise.all(
+      [...byKey.values()].map(async (run) => {
+        for (const { id, event } of run) {
+          if (this.stopping) break;
+          if (await this.invoke(event, topic)) handled.push(id);
+        }
+      }),
+    );
+    // One XACK for the whole read rather than one per entry.
+    if (handled.length > 0) acks.push(this.ack(key, ...handled));
     // Acks are pipelined, not awaited one by one: a lost ack only means a duplicate, which consumers tolerate.
     for (const r of await Promise.allSettled(acks)) {
       if (r.status === 'rejected' && !this.stopping) this.c.onError(r.reason, { adapter: 'redis', action: 'none', topic, group: this.c.group });
@@ -225,8 +273,8 @@ export class StreamConsumer {
     return false;
   }
 
-  private ack(key: string, id: string): Promise<unknown> {
-    return this.c.cmd.xack(key, this.c.group, id);
+  private ack(key: string, ...ids: string[]): Promise<unknown> {
+    return this.c.cmd.xack(key, this.c.group, ...ids);
   }
 
   private async deadLetter(topic: string, key: string, id: string, raw: string, err: unknown, event: BusEvent | undefined): Promise<void> {

@@ -52,6 +52,63 @@ REDIS.describe('redis streams bus', () => {
     expect(got).toHaveLength(20);
   });
 
+  it("handles the keys of one read side by side, each key's events in order: a slow key does not hold up the others", async () => {
+    const bus = open();
+    const [topic, group] = [unique('t'), unique('g')];
+    let releaseSlow!: () => void;
+    const slowGate = new Promise<void>((r) => (releaseSlow = r));
+    const order: string[] = [];
+    await bus.subscribe(group, [topic], async (e) => {
+      // Waits until the other key has been handled: one event at a time, the read would never get there.
+      if (e.key === 'slow' && (e.data as { n: number }).n === first) await slowGate;
+      order.push(`${e.key}:${(e.data as { n: number }).n}`);
+      if (e.key === 'fast' && order.filter((o) => o.startsWith('fast')).length === 3) releaseSlow();
+    });
+    const slow = [ev('slow'), ev('slow')];
+    const first = (slow[0].data as { n: number }).n;
+    const fast = [ev('fast'), ev('fast'), ev('fast')];
+    // One MULTI: a blocked XREADGROUP is served after the EXEC, so the five entries arrive in one reply.
+    const pipe = redis.multi();
+    for (const e of [slow[0], fast[0], slow[1], fast[1], fast[2]]) pipe.xadd(prefix + topic, '*', 'e', JSON.stringify(e));
+    await pipe.exec();
+    await waitFor(() => order.length === 5, 'five deliveries');
+    const of = (key: string) => order.filter((o) => o.startsWith(`${key}:`));
+    expect(of('slow')).toEqual(slow.map((e) => `slow:${(e.data as { n: number }).n}`));
+    expect(of('fast')).toEqual(fast.map((e) => `fast:${(e.data as { n: number }).n}`));
+    expect(order.slice(0, 3).every((o) => o.startsWith('fast:'))).toBe(true);
+    await allAcknowledged(topic, group);
+  });
+
+  it('under a trickle of events, a read that was not full waits readLingerMs, so a few reads carry them all', async () => {
+    const bus = open({ readLingerMs: 400 });
+    const [topic, group] = [unique('t'), unique('g')];
+    const got: number[] = [];
+    await bus.subscribe(group, [topic], async (e) => void got.push((e.data as { n: number }).n));
+    // MONITOR sees every command of every client; this group's reads are the ones that name it.
+    const monitor = await redis.monitor();
+    let reads = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() === 'xreadgroup' && args.includes(group)) reads++;
+    });
+    try {
+      const sent: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const e = ev('k');
+        sent.push((e.data as { n: number }).n);
+        await bus.publish(topic, e);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await waitFor(() => got.length === 20, '20 deliveries');
+      expect(got).toEqual(sent);
+      // One read per event without the linger (each comes 5 ms after the last); with it: the first event's read,
+      // the read after the linger that takes the other 19, and the next read blocking. A slow machine may need one more.
+      expect(reads).toBeLessThanOrEqual(4);
+      await allAcknowledged(topic, group);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('a new group starts at the tail, unless it asks for the history; an existing group resumes where it stood', async () => {
     const bus = open();
     const topic = unique('t');
