@@ -3,7 +3,7 @@ import type { ProviderConfig, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
-import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
+import { countTokensAsync, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { withSseClient, type StreamClient } from './stream-client';
 
@@ -106,7 +106,10 @@ export async function completeChats(
           { signal: new AbortController().signal, requestId, maxOutputTokens: m.config.max_output_tokens },
         ),
       );
-      const u = result.usage ?? { prompt_tokens: countTokens(promptText(body)), completion_tokens: countTokens(contentOf(result)) };
+      const u = result.usage ?? {
+        prompt_tokens: await countTokensAsync(promptText(body)),
+        completion_tokens: await countTokensAsync(contentOf(result)),
+      };
       answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
     }
     const sum = (f: (a: (typeof answers)[number]) => number) => answers.reduce((n, a) => n + f(a), 0);
@@ -174,8 +177,8 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
       if (chunk.choices.length > 0) sink.chunk(chunk);
     }
   } catch (e) {
-    const prompt = countTokens(promptText(call.body));
-    const completion = countTokens(delivered);
+    const prompt = await countTokensAsync(promptText(call.body));
+    const completion = await countTokensAsync(delivered);
     if (completion === 0) await paid.release('upstream_unavailable');
     else
       await paid.settlePartial(
@@ -190,7 +193,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     return;
   }
 
-  const u = reported ?? { prompt_tokens: countTokens(promptText(call.body)), completion_tokens: countTokens(delivered) };
+  const u = reported ?? { prompt_tokens: await countTokensAsync(promptText(call.body)), completion_tokens: await countTokensAsync(delivered) };
   const cost = await paid.settle({
     chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
     tokensPrompt: u.prompt_tokens,

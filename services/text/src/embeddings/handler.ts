@@ -17,7 +17,7 @@ export function mountEmbeddings(r: Router, deps: InputBilledDeps<EmbeddingProtoc
       route: '/v1/embeddings',
       maxInputTokens: maxInputTokens(input),
       attempt: (p, ep, opts) => p.embed(ep, { input, dimensions: body.dimensions, user: body.user }, opts),
-      inputTokens: (r) => reportedTokens(r.usage?.prompt_tokens) ?? countedInputTokens(input),
+      inputTokens: async (r) => reportedTokens(r.usage?.prompt_tokens) ?? (await countedInputTokens(input)),
     });
     const encode = body.encoding_format === 'base64' ? float32Base64 : (v: number[]) => v;
     res.json({

@@ -22,7 +22,7 @@ export interface InputBilledCall<P, T> {
    */
   attempt(protocol: P, endpoint: ResolvedEndpoint, opts: CallOptions): Promise<T>;
   /** The tokens charged for this answer: the upstream's own figure where it gives one, else counted. */
-  inputTokens(result: T): number;
+  inputTokens(result: T): number | Promise<number>;
 }
 
 export interface InputBilledOutcome<T> {
@@ -58,7 +58,7 @@ export async function runInputBilled<P, T>(
       if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve ${call.category} models`);
       return call.attempt(protocol, ep, { signal: new AbortController().signal, requestId: ctx.requestId });
     });
-    const tokens = call.inputTokens(result);
+    const tokens = await call.inputTokens(result);
     const cost = await paid.settle({ chargeNano: inputCharge(model, tokens), tokensPrompt: tokens, tokensCompletion: 0, finishReason: null });
     return { result, model, tokens, cost, requestId: ctx.requestId };
   });

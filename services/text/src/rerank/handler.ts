@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { contextOf, validate } from '@gateway/service-kit';
-import { countTokens, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
+import { countTokensAsync, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
 import { documentTexts, rerankBody } from './schema';
@@ -22,7 +22,12 @@ export function mountRerank(r: Router, deps: InputBilledDeps<RerankProtocol>): v
         const answer = await p.rerank(ep, { query: body.query, documents, top_n: topN }, opts);
         return { ...answer, results: ranked(answer.results, documents.length, topN) };
       },
-      inputTokens: (r) => reportedTokens(r.usage?.total_tokens) ?? documents.reduce((n, d) => n + countTokens(d), countTokens(body.query)),
+      inputTokens: async (r) => {
+        const reported = reportedTokens(r.usage?.total_tokens);
+        if (reported !== undefined) return reported;
+        const counts = await Promise.all([body.query, ...documents].map(countTokensAsync));
+        return counts.reduce((n, c) => n + c, 0);
+      },
     });
     res.json({
       id: requestId,
