@@ -52,6 +52,11 @@ export interface Fleet {
   adminToken?: string;
   databaseUrl: string;
   processes: Record<string, ChildProcess>;
+  /**
+   * Starts one process again (after it exited or was killed) with the environment it had, and waits until it is
+   * ready: what a supervisor does after a crash. Refused while the process still runs.
+   */
+  restart(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -166,7 +171,9 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
 
   const processes: Record<string, ChildProcess> = {};
   const metricsUrls: Record<string, string> = {};
+  const listens: Record<string, { port: number; host: string }> = {};
   const launch = (name: string, listen: { port: number; host: string }) => {
+    listens[name] = listen;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
     // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
@@ -193,7 +200,13 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     await stop();
     throw e;
   }
-  return { url: local(port), metricsUrls, adminToken: opts.adminToken, databaseUrl, processes, stop };
+  const restart = async (name: string) => {
+    const p = processes[name];
+    if (!p) throw new Error(`no fleet process named ${name}`);
+    if (p.exitCode === null && p.signalCode === null) throw new Error(`${name} is still running; stop or kill it first`);
+    await launch(name, listens[name]);
+  };
+  return { url: local(port), metricsUrls, adminToken: opts.adminToken, databaseUrl, processes, restart, stop };
 }
 
 /** `pnpm fleet`: the operator's environment, read and refused exactly as `pnpm start` reads it. */

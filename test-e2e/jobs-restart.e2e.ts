@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { migrations as billingMigrations } from '../services/billing/src/migrations';
@@ -11,18 +10,8 @@ import { closedHold, expectLedgerInvariants } from './support/harness';
 import { type HttpsReceiver, requireTrustedTestCert, startHttpsReceiver } from './support/https-receiver';
 import { FAL_KEY_ENV, falJobOf, HOLD, jobsClient, jobsConfig, release, startRunning, VIDEO_RATE } from './support/jobs';
 import { nano } from './support/money';
-import { runEntry, type RunningProcess } from './support/process';
-
-/** A port free right now (the gateway must know its public URL before it listens, and keep it across the restart). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
+import { freePort, startChildGateway } from './support/child-gateway';
+import type { RunningProcess } from './support/process';
 
 /**
  * Embedded only, as a child process (`pnpm start`) on a data directory: the process is killed with SIGKILL while a
@@ -57,27 +46,8 @@ describe('a job survives its worker killed mid-job (embedded, child process)', (
   const url = () => `http://127.0.0.1:${port}`;
 
   const start = async (): Promise<RunningProcess> => {
-    const p = runEntry('services/gateway/src/main.ts', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      METRICS_PORT: '0',
-      GATEWAY_PUBLIC_URL: url(),
-      GATEWAY_CONFIG: path.join(dir, 'config.json'),
-      GATEWAY_DATA_DIR: path.join(dir, 'data'),
-      GATEWAY_ADMIN_TOKEN: adminToken,
-      [FAL_KEY_ENV]: fal.key,
-    });
+    const p = await startChildGateway({ dir, port, adminToken, env: { [FAL_KEY_ENV]: fal.key } });
     running.push(p);
-    let gone = false;
-    void p.exited.then(() => (gone = true));
-    await waitFor(
-      async () => {
-        if (gone) throw new Error(`the gateway exited before it answered:\n${p.output()}`);
-        return (await fetch(`${url()}/v1/models`).catch(() => undefined))?.ok === true;
-      },
-      'the gateway to answer',
-      90_000,
-    );
     return p;
   };
 

@@ -72,7 +72,8 @@ export async function startFakeFal(options: { key?: string } = {}): Promise<Fake
 
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, hit: FalRequest) => {
     const path = new URL(hit.path, origin).pathname;
-    const file = /^\/files\/([\w-]+?)(?:-(\d+))?\.mp4$/.exec(path);
+    // The id is a UUID, matched whole: a lazy `[\w-]+?` read a UUID whose last group is all digits as an index.
+    const file = /^\/files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-(\d+))?\.mp4$/.exec(path);
     if (req.method === 'GET' && file) return serveFile(res, jobs.get(file[1]), Number(file[2] ?? 0));
     if (req.headers.authorization !== `Key ${key}`) return json(res, 401, { detail: 'Missing or invalid Authorization header' });
 

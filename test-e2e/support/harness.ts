@@ -122,7 +122,11 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     }
     url = gw.url;
     metricsUrl = () => gw.metricsUrl;
-    ledger = (sql, params) => gw.billingDb.query(sql, params) as Promise<any[]>;
+    // The embedded ledger is written behind to PGlite: a check reads the tables once they hold every decision so far.
+    ledger = async (sql, params) => {
+      await gw!.ledgerFlushed();
+      return (await gw!.billingDb.query(sql, params)) as any[];
+    };
     stop = gw.stop;
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-'));

@@ -32,6 +32,10 @@ const envSchema = z.object({
     .optional(),
   /** Fleet: proves a request came from inside the fleet (the edge or a peer service). */
   GATEWAY_INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** How long a client may take to send a request's headers (Node's headersTimeout, default 60 s): slowloris is cut then. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
+  /** How long a client may take to send a whole request, headers and body (Node's requestTimeout, default 300 s). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
   /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */
   TRUST_PROXY: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -69,6 +73,9 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   if (metricsPort > 65535)
     throw new ConfigError(`Invalid environment:\n  METRICS_PORT: PORT + ${METRICS_PORT_OFFSET} is above 65535; set METRICS_PORT`);
   if (metricsPort !== 0 && metricsPort === env.PORT) throw new ConfigError('Invalid environment:\n  METRICS_PORT: must differ from PORT');
+  // The listener's defaults (service-kit's serve): Node refuses a headers timeout longer than the request's.
+  if ((env.HTTP_HEADERS_TIMEOUT_MS ?? 60_000) > (env.HTTP_REQUEST_TIMEOUT_MS ?? 300_000))
+    throw new ConfigError('Invalid environment:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (default 300000)');
   return {
     ...env,
     HOST: env.HOST ?? defaults.host,

@@ -15,6 +15,14 @@ export function toGatewayError(err: unknown): GatewayError {
   if (typeof e?.type === 'string' && (e.status ?? e.statusCode ?? 500) < 500) {
     return new GatewayError('invalid_request', e.message ?? 'Bad request');
   }
+  // The client's too, though they carry no body-parser type: a percent-encoding in the path that does not decode
+  // (the router's URIError, or a handler's own decodeURIComponent), and a body that does not inflate as its
+  // Content-Encoding says (zlib's error, which body-parser marks as a 4xx to expose).
+  if (err instanceof URIError) return new GatewayError('invalid_request', 'The path holds a percent-encoding that does not decode');
+  const status = e?.status ?? e?.statusCode;
+  if ((err as { expose?: unknown })?.expose === true && typeof status === 'number' && status >= 400 && status < 500) {
+    return new GatewayError('invalid_request', `The request could not be read: ${e.message ?? 'bad request'}`);
+  }
   return new GatewayError('upstream_unavailable', 'The gateway failed to handle the request');
 }
 

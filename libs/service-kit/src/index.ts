@@ -3,6 +3,6 @@ export { INTERNAL, contextOf, type RequestContext, newRequestId, requireInternal
 export { createMetrics, type Metrics } from './metrics';
 export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from './app';
 export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
-export { validate } from './validate';
+export { validate, checkJsonBody } from './validate';
 export { runMain } from './run-main';
 export { clientGone } from './client-gone';

@@ -1,6 +1,9 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Express } from 'express';
+import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { createOpsApp } from './app';
+import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 
@@ -15,6 +18,10 @@ export interface ServeOptions {
   ready: () => Promise<void>;
   /** Runs once in-flight requests have finished: close the bus, pools and databases here. */
   onDrained?: () => Promise<void>;
+  /** How long a client may take to send a request's headers (HTTP_HEADERS_TIMEOUT_MS); default 60 s. */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send a whole request, headers and body (HTTP_REQUEST_TIMEOUT_MS); default 300 s. */
+  requestTimeoutMs?: number;
 }
 
 export interface Served {
@@ -35,14 +42,66 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
+const answered = new WeakSet<Socket>();
+
+/**
+ * What Node refuses itself, before the app sees a request (a header section past its 16 KB, a request not received
+ * within the timeouts, bytes that are not HTTP), answered in the API's envelope with a request id like every other
+ * refusal, where Node's own answer is a bare status line. Then the connection closes: at once when the request
+ * timed out or the app already holds it, a moment later otherwise, so that closing under bytes still unread (a
+ * header flood) does not reset the connection before the client has read the answer.
+ */
+function refuseClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // The parser reports every later chunk again: the first answer stands.
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request header fields are larger than the server reads (16 KB)']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request was not received in time']
+        : [400, `The request is not valid HTTP (${err.code ?? 'unreadable'})`];
+  const id = newRequestId();
+  const body = JSON.stringify(errorEnvelope(new GatewayError('invalid_request', message, { status }), id));
+  socket.write(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-gateway-request-id: ${id}\r\n\r\n${body}`,
+  );
+  // A request the app already holds (its body still coming) must not complete after this answer, and a client that
+  // timed out has nothing unread: closed at once, as Node does.
+  if (inFlight || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    socket.destroy();
+    return;
+  }
+  socket.end();
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
 /** Starts a service's public (or internal) listener and its probes-and-metrics listener beside it. */
 export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   const { logger } = opts;
   let closing: Promise<void> | undefined;
-  // Node's defaults, stated because they matter: both bound only how long a client may take to send its request
-  // (headers; headers and body), which stops slowloris clients, never how long the answer may take, so an image
-  // generation that holds the connection for minutes is not cut. Nothing else here times a request out.
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 60_000, requestTimeout: 300_000 }, app);
+  // Both bound only how long a client may take to send its request (headers; headers and body), which stops
+  // slowloris clients, never how long the answer may take, so an image generation that holds the connection for
+  // minutes is not cut. Nothing else here times a request out. Node checks them on an interval (default 30 s), so a
+  // timeout is only as precise as that: the check runs at half the shorter one, 30 s at most (the defaults' 30 s).
+  const headersTimeout = opts.headersTimeoutMs ?? 60_000;
+  const requestTimeout = opts.requestTimeoutMs ?? 300_000;
+  const server = http.createServer(
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(10, Math.floor(Math.min(headersTimeout, requestTimeout) / 2))),
+    },
+    app,
+  );
+  server.on('clientError', refuseClientError);
   const ops = http.createServer(createOpsApp({ ...opts, draining: () => closing !== undefined }));
   const port = await listen(server, opts.port, opts.host);
   let metricsPort: number;
@@ -80,11 +139,13 @@ export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   };
 }
 
-/** The listener variables every fleet process reads (the env schema's PORT, HOST and METRICS_PORT). */
+/** The listener variables every fleet process reads (the env schema's PORT, HOST, METRICS_PORT and HTTP_*_TIMEOUT_MS). */
 export interface ListenEnv {
   PORT: number;
   HOST: string;
   METRICS_PORT: number;
+  HTTP_HEADERS_TIMEOUT_MS?: number;
+  HTTP_REQUEST_TIMEOUT_MS?: number;
 }
 
 /**
@@ -96,7 +157,14 @@ export async function serveFleetProcess(
   env: ListenEnv,
   opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort'> & { extra?: Record<string, unknown> },
 ): Promise<Served> {
-  const served = await serve(app, { ...opts, port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT });
+  const served = await serve(app, {
+    ...opts,
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+  });
   opts.logger.info({ port: served.port, metricsPort: served.metricsPort, ...opts.extra }, `${opts.service} listening`);
   return served;
 }

@@ -1,5 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import type { BillingPort } from '@gateway/billing-client';
+import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
 import { INTERNAL, createServiceApp, finishApp, type Logger, type Metrics } from '@gateway/service-kit';
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
@@ -39,6 +40,10 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
   const timing = deps.metrics.httpDuration;
 
   app.use(assignRequestId());
+  // A %00 in an id or a filter reached PostgreSQL, whose text holds no NUL, and failed there as a 503.
+  app.use((req, _res, next) =>
+    next(req.url.includes('%00') ? new GatewayError('invalid_request', 'The URL holds a NUL character (%00)') : undefined),
+  );
   app.use((req, res, next) => {
     const end = timing.startTimer({ service: 'edge' });
     res.once('finish', () => end({ route: keyedOwner(req.path) ?? publicOwner(req.path) ?? 'other', status: String(res.statusCode) }));

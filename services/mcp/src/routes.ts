@@ -1,6 +1,6 @@
 import express, { type Request, type Router } from 'express';
 import { GatewayError } from '@gateway/errors';
-import { INTERNAL, clientGone, contextOf } from '@gateway/service-kit';
+import { INTERNAL, checkJsonBody, clientGone, contextOf } from '@gateway/service-kit';
 import {
   type InitializeRequest,
   isInitializeRequest,
@@ -63,7 +63,7 @@ function messagesOf(raw: unknown): { messages: JSONRPCMessage[]; batch: boolean 
 
 export function mountMcp(router: Router, deps: RouteDeps, opts: { maxRequestBody: string; stream: StreamOptions }): void {
   // The raw body: a body that is not JSON is ours to answer (400), not the JSON parser's.
-  router.post(MCP_PATH, express.raw({ type: () => true, limit: opts.maxRequestBody }), async (req, res) => {
+  router.post(MCP_PATH, express.raw({ type: () => true, limit: opts.maxRequestBody, verify: checkJsonBody }), async (req, res) => {
     const ctx = contextOf(req);
     const key = callerKey(req);
     const versionHeader = header(req, 'mcp-protocol-version');

@@ -1,4 +1,5 @@
 import type { QueueProtocol } from '../types';
+import { guardedAgent } from '../origin-guard';
 import { download } from './download';
 import { createFalClient, requestUrls, submitUrl, withLogs } from './request';
 import { failureOf, readOutput, readStatus, readTicket } from './response';
@@ -36,6 +37,17 @@ export function createFalProtocol(env: NodeJS.ProcessEnv = process.env): QueuePr
       if (res.statusCode < 300 || res.statusCode === 400 || res.statusCode === 404) return void (await res.body.dump().catch(() => undefined));
       throw await failureOf(res, 'cancel');
     },
-    download: (ep, url, opts) => download(ep, url, { agent: client.agent, env, signal: opts.signal }),
+    /**
+     * The file a result links to is fetched through a guarded agent: base_url's origin, or a public address (a CDN);
+     * never the gateway's own network, which a URL in the upstream's answer could otherwise name (SSRF).
+     */
+    async download(ep, url, opts) {
+      const agent = guardedAgent({ trustedOrigins: ep.provider.base_url ? [ep.provider.base_url] : [] });
+      try {
+        return await download(ep, url, { agent, env, signal: opts.signal });
+      } finally {
+        void agent.close().catch(() => undefined);
+      }
+    },
   };
 }

@@ -55,6 +55,34 @@ describe('authenticate', () => {
     expect(up.body.account).toBe('acct_1');
   });
 
+  it('fails closed when the meter cannot answer (Redis away): 503 upstream_unavailable with Retry-After, the request not passed on', async () => {
+    const billing: BillingPort = {
+      verifyKey: async () => identity,
+      placeHold: async () => {
+        throw new Error('unused');
+      },
+      ping: async () => {},
+    };
+    const down: RateMeter = {
+      hit: async () => {
+        throw new Error('Reached the max retries per request limit');
+      },
+      close: async () => {},
+    };
+    const a = express();
+    a.use(authenticate(new KeyCache(billing, 5_000), down, undefined));
+    a.get('/x', (_req, res) => void res.json({ passed: true }));
+    a.use(errorHandler(() => 'req_test'));
+    const r = await request(a).get('/x').set('authorization', 'Bearer sk_live_abc');
+    expect(r.status).toBe(503);
+    expect(r.headers['retry-after']).toBe('1');
+    expect(r.body.error).toEqual({
+      code: 'upstream_unavailable',
+      message: 'The rate meter is unreachable; try again shortly',
+      request_id: 'req_test',
+    });
+  });
+
   it('shares one billing lookup between concurrent requests for a key', async () => {
     let calls = 0;
     let answer!: () => void;

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/errors';
-import type { RateMeter } from '@gateway/ratelimit';
+import type { MeterResult, RateMeter } from '@gateway/ratelimit';
 import type { Response } from 'express';
 import { INTERNAL } from '@gateway/service-kit';
 import { extractKey } from './extract-key';
@@ -32,10 +32,18 @@ export function authenticate(keys: KeyCache, meter: RateMeter, internalToken: st
 
 /**
  * Counts one request against a meter (refused ones too), sets the rate headers, and refuses past the limit with
- * 429 rate_limited. Keyed routes meter the account; public routes the client address.
+ * 429 rate_limited. Keyed routes meter the account; public routes the client address. A meter that cannot answer
+ * (Redis away) refuses the request with 503 upstream_unavailable.
  */
 export async function meterRequest(meter: RateMeter, res: Response, key: string, rate: { requests: number; intervalMs: number }): Promise<void> {
-  const m = await meter.hit(key, rate.requests, rate.intervalMs);
+  let m: MeterResult;
+  try {
+    m = await meter.hit(key, rate.requests, rate.intervalMs);
+  } catch {
+    // Fail closed (docs/reliability.md): without its meter the edge cannot tell a caller within its limit
+    // from one past it, and in the fleet that Redis also carries the settles. A retryable 503 at once, never a hang.
+    throw new GatewayError('upstream_unavailable', 'The rate meter is unreachable; try again shortly', { headers: { 'retry-after': '1' } });
+  }
   res.setHeader('x-ratelimit-limit', String(m.limit));
   res.setHeader('x-ratelimit-remaining', String(m.remaining));
   res.setHeader('x-ratelimit-reset', String(m.resetAt));

@@ -33,14 +33,27 @@ export function mountSubmit(r: Router, deps: SubmitDeps): void {
     await submit(deps, req, res, slug, 200);
   });
   r.post(['/v1/videos/generations', '/v1/videos'], async (req, res) => {
-    const body = validate(submitBody, req.body ?? {});
+    const body = validate(submitBody, jsonBodyOf(req));
     if (!body.model) throw new GatewayError('invalid_request', 'Invalid request: model: required');
     await submit(deps, req, res, body.model, 202);
   });
 }
 
+/**
+ * The submit's body: `{}` when none was sent (the model's defaults), refused when one was sent that the JSON parser
+ * did not read (text/plain, a form, no content type): running, and billing, a job without the input the client
+ * sent would be worse than a 400.
+ */
+function jsonBodyOf(req: Request): unknown {
+  if (req.body !== undefined) return req.body;
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0'))
+    throw new GatewayError('invalid_request', 'Invalid request: the body must be JSON, sent as Content-Type: application/json');
+  return {};
+}
+
 async function submit(deps: SubmitDeps, req: Request, res: Response, slug: string, status: number): Promise<void> {
-  const body: SubmitBody = validate(submitBody, req.body ?? {});
+  const body: SubmitBody = validate(submitBody, jsonBodyOf(req));
   const query = validate(submitQuery, req.query);
   const model = refuseOtherCategory(deps.registry, slug, 'video', req.path);
   const ctx = contextOf(req);

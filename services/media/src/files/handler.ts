@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import type { Response, Router } from 'express';
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { GatewayError } from '@gateway/errors';
 import { contextOf } from '@gateway/service-kit';
 import type { MediaStorage } from '../storage/port';
@@ -12,6 +12,11 @@ export interface FilesDeps {
   storage: MediaStorage;
   /** How long to wait for an origin's response head before answering 503. */
   originTimeoutMs?: number;
+  /**
+   * What origins are fetched through: the service passes a guarded agent (only the providers' base_url origins and
+   * public addresses, see @gateway/upstreams origin-guard), since an origin is a URL an upstream's answer named.
+   */
+  originDispatcher?: Dispatcher;
 }
 
 /** The bytes of a reference change never: a client may keep them briefly, privately, and must ask again after. */
@@ -32,7 +37,7 @@ export function mountFiles(r: Router, deps: FilesDeps): void {
     res.setHeader('cache-control', CACHE_CONTROL);
     res.setHeader('accept-ranges', 'bytes');
     if (ref.source === 'stored') await sendStored(res, deps.storage, ref, req.headers.range);
-    else await sendFromOrigin(res, ref, req.headers.range, deps.originTimeoutMs ?? 30_000, () => req.destroyed);
+    else await sendFromOrigin(res, ref, req.headers.range, deps.originTimeoutMs ?? 30_000, () => req.destroyed, deps.originDispatcher);
   });
 }
 
@@ -64,10 +69,13 @@ async function sendFromOrigin(
   rangeHeader: string | undefined,
   timeoutMs: number,
   clientGone: () => boolean,
+  dispatcher: Dispatcher | undefined,
 ): Promise<void> {
   let upstream: Awaited<ReturnType<typeof request>>;
   try {
+    // A refused address (not public, not a provider's) answers as an origin that did not answer: nothing about it shows.
     upstream = await request(ref.location, {
+      ...(dispatcher ? { dispatcher } : {}),
       method: 'GET',
       headers: rangeHeader ? { range: rangeHeader } : {},
       headersTimeout: timeoutMs,
