@@ -4,5 +4,7 @@ export { createMetrics, type Metrics } from './metrics';
 export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from './app';
 export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
 export { validate, checkJsonBody } from './validate';
+export { jsonBody } from './json-body';
+export { sendJson } from './send-json';
 export { runMain } from './run-main';
 export { clientGone } from './client-gone';

@@ -39,15 +39,13 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
   const route = (name: ServiceName): RequestHandler => deps.services[name];
   const timing = deps.metrics.httpDuration;
 
-  app.use(assignRequestId());
-  // A %00 in an id or a filter reached PostgreSQL, whose text holds no NUL, and failed there as a 503.
-  app.use((req, _res, next) =>
-    next(req.url.includes('%00') ? new GatewayError('invalid_request', 'The URL holds a NUL character (%00)') : undefined),
-  );
+  // One layer for what every request gets first: each express layer costs a path match and a `next` turn.
   app.use((req, res, next) => {
+    assignRequestId(req, res);
     const end = timing.startTimer({ service: 'edge' });
     res.once('finish', () => end({ route: keyedOwner(req.path) ?? publicOwner(req.path) ?? 'other', status: String(res.statusCode) }));
-    next();
+    // A %00 in an id or a filter reached PostgreSQL, whose text holds no NUL, and failed there as a 503.
+    next(req.url.includes('%00') ? new GatewayError('invalid_request', 'The URL holds a NUL character (%00)') : undefined);
   });
 
   app.use((req, res, next) => {

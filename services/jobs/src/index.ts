@@ -1,5 +1,5 @@
-import express, { Router } from 'express';
-import { checkJsonBody } from '@gateway/service-kit';
+import { Router } from 'express';
+import { jsonBody } from '@gateway/service-kit';
 import type { JobSettingsPort } from '@gateway/billing-client';
 import type { Subscription } from '@gateway/bus';
 import type { GatewayConfig } from '@gateway/config';
@@ -79,7 +79,7 @@ export function createJobsService(deps: JobsServiceDeps, config: GatewayConfig):
   const worker = createWorker(driveDeps, { leaseMs: parseDuration(config.jobs.lease) });
 
   const router = Router();
-  router.use(express.json({ limit: config.limits.max_request_body, verify: checkJsonBody }));
+  router.use(jsonBody(config.limits.max_request_body));
   mountSubmit(router, {
     ...deps,
     // A job's hold outlives any synchronous one: it lasts as long as the job may run, and a little more.

@@ -1,5 +1,5 @@
-import express, { Router } from 'express';
-import { checkJsonBody } from '@gateway/service-kit';
+import { Router } from 'express';
+import { jsonBody } from '@gateway/service-kit';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { guardedAgent } from '@gateway/upstreams/src/origin-guard';
@@ -47,7 +47,7 @@ export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBod
   mountTranscriptions(router, { ...deps, protocolOf: protocols.transcription }, opts.maxAudioBody);
   // Also ahead of the JSON parser: it takes the raw bytes. A video may be far larger than any JSON request.
   mountInternalFiles(router, deps, '1gb');
-  router.use(express.json({ limit: opts.maxRequestBody, verify: checkJsonBody }));
+  router.use(jsonBody(opts.maxRequestBody));
   // A file's origin is a URL an upstream answered: fetched only from a provider's own origin or a public address.
   const providerOrigins = deps.registry.all().flatMap((m) => m.endpoints.flatMap((e) => (e.provider.base_url ? [e.provider.base_url] : [])));
   mountFiles(router, { ...deps, originDispatcher: guardedAgent({ trustedOrigins: providerOrigins }) });

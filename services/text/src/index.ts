@@ -1,5 +1,5 @@
-import express, { Router } from 'express';
-import { checkJsonBody } from '@gateway/service-kit';
+import { Router } from 'express';
+import { jsonBody } from '@gateway/service-kit';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
@@ -17,7 +17,7 @@ export interface TextService {
 /** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
 export function createTextService(deps: SpendDeps, opts: { maxRequestBody: string }): TextService {
   const router = Router();
-  router.use(express.json({ limit: opts.maxRequestBody, verify: checkJsonBody }));
+  router.use(jsonBody(opts.maxRequestBody));
   const protocols = createProtocols();
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
     deps.circuits

@@ -1,7 +1,7 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { Db } from '@gateway/db';
 import { parseUsd } from '@gateway/money';
-import { checkJsonBody, validate } from '@gateway/service-kit';
+import { jsonBody, validate } from '@gateway/service-kit';
 import { addCredits, createAccount, creditsRecord, rotateWebhookSecret, updateAccount } from '../ledger/accounts';
 import { createKey, revokeKey } from '../ledger/keys';
 import { requireAdmin } from './auth';
@@ -17,7 +17,7 @@ export function adminRouter(
 ): Router {
   const r = Router();
   r.use(requireAdmin(adminTokenHash));
-  r.use(express.json({ limit: '64kb', verify: checkJsonBody }));
+  r.use(jsonBody('64kb'));
 
   r.post('/accounts', async (req, res) => {
     const body = validate(createAccountBody, req.body ?? {});

@@ -1,6 +1,6 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
-import { requireInternalToken, validate } from '@gateway/service-kit';
+import { jsonBody, requireInternalToken, validate } from '@gateway/service-kit';
 
 /**
  * Billing's internal API for the fleet: the HTTP face of the same BillingPort the embedded gateway calls directly.
@@ -9,7 +9,7 @@ import { requireInternalToken, validate } from '@gateway/service-kit';
 export function internalRouter(port: BillingPort & JobSettingsPort, internalToken: string | undefined): Router {
   const r = Router();
   r.use(requireInternalToken(internalToken));
-  r.use(express.json({ limit: '16kb' }));
+  r.use(jsonBody('16kb'));
   r.get(internalApi.INTERNAL_PATHS.ready, async (_req, res) => {
     await port.ping();
     res.json({ data: { ready: true } });

@@ -1,6 +1,6 @@
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import { GatewayError } from '@gateway/errors';
-import { checkJsonBody, contextOf, validate } from '@gateway/service-kit';
+import { jsonBody, contextOf, validate } from '@gateway/service-kit';
 import type { TranscriptionProtocol } from '@gateway/upstreams';
 import { type AudioDeps, refuseUnpricedAudio } from '../audio-models';
 import { decodeAudioData } from './audio-data';
@@ -16,7 +16,7 @@ const ROUTE = '/v1/audio/transcriptions';
  * must be mounted before the router's general JSON parser.
  */
 export function mountTranscriptions(r: Router, deps: AudioDeps<TranscriptionProtocol>, maxAudioBody: string): void {
-  r.post(ROUTE, express.json({ limit: maxAudioBody, verify: checkJsonBody }), async (req, res) => {
+  r.post(ROUTE, jsonBody(maxAudioBody), async (req, res) => {
     if (req.is('multipart/form-data')) {
       throw new GatewayError(
         'invalid_request',

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { errorEnvelope } from '@gateway/errors';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { chatCompletionBody, upstreamBody } from './schema';
@@ -17,7 +17,7 @@ export function mountChatCompletions(r: Router, deps: TextDeps): void {
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
-      res.json({ ...completion, id: requestId, object: 'chat.completion', model: model.config.id, usage });
+      sendJson(res, { ...completion, id: requestId, object: 'chat.completion', model: model.config.id, usage });
       return;
     }
     let slug = '';

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import { completeChats, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { UNSUPPORTED, chatBodyFor, completionBody } from './schema';
@@ -28,7 +28,7 @@ export function mountCompletions(r: Router, deps: TextDeps): void {
         prompts.map((p) => chatBodyFor(body, p)),
         body.max_tokens,
       );
-      res.json({
+      sendJson(res, {
         id: outcomes[0].requestId,
         object: 'text_completion',
         created: created(),

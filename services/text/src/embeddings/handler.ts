@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import type { EmbeddingProtocol } from '@gateway/upstreams';
 import { float32Base64 } from './base64';
 import { countedInputTokens, maxInputTokens } from './input-tokens';
@@ -20,7 +20,7 @@ export function mountEmbeddings(r: Router, deps: InputBilledDeps<EmbeddingProtoc
       inputTokens: async (r) => reportedTokens(r.usage?.prompt_tokens) ?? (await countedInputTokens(input)),
     });
     const encode = body.encoding_format === 'base64' ? float32Base64 : (v: number[]) => v;
-    res.json({
+    sendJson(res, {
       object: 'list',
       model: model.config.id,
       data: result.data.map((d) => ({ object: 'embedding', index: d.index, embedding: encode(d.embedding) })),

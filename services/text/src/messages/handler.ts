@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { messagesBody } from './schema';
@@ -15,7 +15,7 @@ export function mountMessages(r: Router, deps: TextDeps): void {
     const body = validate(messagesBody, req.body);
     const call: ChatCall = { slugs: [body.model], body: toChatBody(body), maxTokens: body.max_tokens, stream: body.stream === true };
     if (!call.stream) {
-      res.json(toMessage(await completeChat(contextOf(req), deps, call)));
+      sendJson(res, toMessage(await completeChat(contextOf(req), deps, call)));
       return;
     }
     const sink = messagesStreamSink((event, payload) => sendEvent(res, event, payload));

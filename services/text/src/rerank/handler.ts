@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import { countTokensAsync, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
@@ -29,7 +29,7 @@ export function mountRerank(r: Router, deps: InputBilledDeps<RerankProtocol>): v
         return counts.reduce((n, c) => n + c, 0);
       },
     });
-    res.json({
+    sendJson(res, {
       id: requestId,
       model: model.config.id,
       results: result.results.map((x) => ({

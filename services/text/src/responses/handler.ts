@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { contextOf, validate } from '@gateway/service-kit';
+import { contextOf, validate, sendJson } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { responsesBody } from './schema';
@@ -21,7 +21,7 @@ export function mountResponses(r: Router, deps: TextDeps): void {
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
-      res.json(fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
+      sendJson(res, fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
       return;
     }
     await streamChat(

@@ -1,0 +1,114 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import express, { type ErrorRequestHandler } from 'express';
+import fc from 'fast-check';
+import request from 'supertest';
+import { checkJsonBody } from './validate';
+import { jsonBody } from './json-body';
+
+/** An app that answers what it parsed, or the refusal's status and body-parser type. */
+const appWith = (parser: express.RequestHandler) => {
+  const app = express();
+  app.post('/', parser, (req, res) => void res.json({ body: req.body ?? null }));
+  const refusal: ErrorRequestHandler = (err, _req, res, _next) => void res.status(err.status ?? 500).json({ type: err.type ?? null });
+  app.use(refusal);
+  return app;
+};
+const fast = appWith(jsonBody('1kb'));
+const reference = appWith(express.json({ limit: '1kb', verify: checkJsonBody }));
+
+/** The same raw request to both parsers: their answers must be the same. */
+async function both(body: Buffer | string, headers: Record<string, string>) {
+  const send = (app: express.Express) => {
+    let r = request(app).post('/');
+    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+    return r.send(body);
+  };
+  const [a, b] = await Promise.all([send(fast), send(reference)]);
+  return { fast: { status: a.status, body: a.body }, reference: { status: b.status, body: b.body } };
+}
+const json = { 'content-type': 'application/json' };
+
+describe('jsonBody: the fast path parses as body-parser does, and refuses as it does', () => {
+  it('gives the same body as body-parser for any JSON object or array', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), fc.array(fc.jsonValue({ maxDepth: 3 }))),
+        async (value) => {
+          const text = JSON.stringify(value);
+          fc.pre(Buffer.byteLength(text) <= 1024 && !text.includes('\\u0000'));
+          const r = await both(text, json);
+          expect(r.fast).toEqual(r.reference);
+          expect(r.fast.status).toBe(200);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it.each([
+    ['a bare string', '"hello"', json],
+    ['null', 'null', json],
+    ['broken JSON', '{"model":', json],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), json],
+    ['a NUL escape', '{"a":"\\u0000"}', json],
+    ['nesting deeper than 128', `${'['.repeat(130)}${']'.repeat(130)}`, json],
+    ['a byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]), json],
+    ['a body over the limit', JSON.stringify({ a: 'x'.repeat(2_000) }), json],
+    ['an upper-case charset', '{"a":1}', { 'content-type': 'application/json; charset=UTF-8' }],
+    ['another charset (body-parser refuses it)', '{"a":1}', { 'content-type': 'application/json; charset=latin1' }],
+    ['another content type (not parsed)', '{"a":1}', { 'content-type': 'text/plain' }],
+    ['a gzip body (body-parser inflates it)', zlib.gzipSync('{"a":1}'), { ...json, 'content-encoding': 'gzip' }],
+  ])('%s', async (_what, body, headers) => {
+    const r = await both(body, headers);
+    expect(r.fast).toEqual(r.reference);
+  });
+
+  it('refuses with the same status and type where body-parser refuses', async () => {
+    expect((await both('"hello"', json)).fast).toEqual({ status: 400, body: { type: 'entity.parse.failed' } });
+    expect((await both('{"a":"\\u0000"}', json)).fast).toEqual({ status: 400, body: { type: 'entity.verify.failed' } });
+    expect((await both(JSON.stringify({ a: 'x'.repeat(2_000) }), json)).fast).toEqual({ status: 413, body: { type: 'entity.too.large' } });
+  });
+
+  it('parses a body that arrives in several packets', async () => {
+    const server = http.createServer(fast).listen(0);
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const text = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y'.repeat(600) }] });
+      const answer = await new Promise<string>((resolve, reject) => {
+        const req = http.request({ port, method: 'POST', headers: { ...json, 'content-length': Buffer.byteLength(text) } }, (res) => {
+          let out = '';
+          res.on('data', (c) => (out += c));
+          res.on('end', () => resolve(out));
+        });
+        req.on('error', reject);
+        req.write(text.slice(0, 100));
+        setTimeout(() => req.end(text.slice(100)), 20);
+      });
+      expect(JSON.parse(answer)).toEqual({ body: JSON.parse(text) });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('hands on nothing when the client goes away mid-body', async () => {
+    const handled: string[] = [];
+    const app = express();
+    app.post('/', jsonBody('1kb'), (_req, _res) => void handled.push('handler'));
+    app.use(((err, _req, _res, _next) => void handled.push(err.type)) as ErrorRequestHandler);
+    const server = http.createServer(app).listen(0);
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const req = http.request({ port, method: 'POST', headers: { ...json, 'content-length': '500' } });
+      req.on('error', () => {});
+      req.write('{"model":"m",');
+      await new Promise((r) => setTimeout(r, 50));
+      req.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(handled).toEqual(['request.aborted']);
+    } finally {
+      server.close();
+    }
+  });
+});
