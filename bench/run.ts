@@ -7,11 +7,13 @@
  * the ratios; docs/benchmarks.md explains every option.
  *
  * `pnpm bench --profile` (BENCH_PROFILE=1) profiles the embedded gateway under chat at BENCH_CONNECTIONS instead
- * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts).
+ * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts);
+ * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { benchAb } from './ab';
 import { benchBus } from './bus';
 import { measureTarget, verifyTarget } from './measure';
 import { readOptions, type BenchOptions, type TargetName } from './options';
@@ -104,7 +106,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.exit(130);
   });
 
-(process.argv[2] === 'bus' ? benchBus() : main()).then(
+const command = process.argv[2];
+const run = command === 'bus' ? benchBus() : command === 'ab' ? benchAb(readOptions([], process.env), process.argv[3] ?? 'HEAD', log) : main();
+run.then(
   (out) => {
     process.stdout.write(out);
     process.exit(0);

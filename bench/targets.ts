@@ -143,6 +143,8 @@ export interface EmbeddedOptions {
   logLevel: string;
   /** --cpu-prof into this directory; stopped with SIGINT so the profile is written. */
   profileDir?: string;
+  /** The checkout to run (`pnpm bench ab` runs another commit's worktree beside this one); this one by default. */
+  root?: string;
 }
 
 /** `pnpm start` as a user runs it (node with tsx's loader, PGlite on disk), on a free port. */
@@ -154,7 +156,9 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
       { args: ['--cpu-prof', '--cpu-prof-dir', o.profileDir], env: { TMPDIR: path.join(o.profileDir, 'tmp') } }
     : { args: [], env: {} };
   if (o.profileDir) fs.mkdirSync(profile.env.TMPDIR!, { recursive: true });
-  const child = spawnNode([...profile.args, '--import', 'tsx', path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
+  const root = o.root ?? ROOT;
+  const child = spawnNode([...profile.args, '--import', 'tsx', path.join(root, 'services', 'gateway', 'src', 'main.ts')], {
+    cwd: root,
     env: {
       ...process.env,
       ...profile.env,
