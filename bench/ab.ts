@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runLoad, verifyTarget } from './measure';
 import type { BenchOptions } from './options';
-import { ProcSampler, ROOT, stopChild } from './procs';
+import { cpuTimes, ProcSampler, ROOT, stealPct, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
 import { directTarget, startEmbedded, startPortkey, startUpstream, writeGatewayConfig, type Target } from './targets';
 
@@ -73,6 +73,7 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
     for (const t of targets) await runLoad(await spec(t.target, opts.connections, opts.warmupSeconds || 2), false, opts);
     const turns = new Map<string, Turn[]>(targets.map((t) => [t.label, []]));
     const directP50: number[] = [];
+    const machine = cpuTimes();
     for (let round = 0; round < rounds; round++) {
       // Every round in another order, so no target always follows the same one.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]);
@@ -110,7 +111,7 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
           `| ${r.label} | ${Math.round(r.rps)} | ${r.label === 'portkey' ? '' : Math.round(r.cpu)} | +${r.added.toFixed(2)} | ${pk ? (r.rps / pk.rps).toFixed(2) : ''} | ${r.all} |`,
       ),
       '',
-      `this ÷ base: req/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu / a.cpu).toFixed(3)}, added at c=1 ${(b.added / a.added).toFixed(3)}; direct p50 at c=1 ${median(directP50).toFixed(2)} ms`,
+      `this ÷ base: req/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu / a.cpu).toFixed(3)}, added at c=1 ${(b.added / a.added).toFixed(3)}; direct p50 at c=1 ${median(directP50).toFixed(2)} ms; hypervisor steal ${stealPct(machine, cpuTimes()).toFixed(0)} % of the CPU time over the rounds`,
       '',
     ].join('\n');
   } finally {

@@ -1,7 +1,7 @@
 /** One target through its scenarios: proof that it proxies, a warm-up, then the figures with its RSS and CPU. */
 import { runAutocannon, type LoadResult, type LoadSpec } from './load';
 import type { BenchOptions } from './options';
-import { ProcSampler, runJsonChild } from './procs';
+import { cpuTimes, ProcSampler, runJsonChild, stealPct } from './procs';
 import type { Row } from './report';
 import { connectionsOf, type Req, SCENARIOS, type Scenario, secondsOf } from './scenarios';
 import type { Target, Upstream } from './targets';
@@ -73,10 +73,22 @@ export async function measureTarget(
       const seconds = target.name === 'direct' && key !== s.name ? opts.routeSeconds : secondsOf(s, opts);
       const own = new ProcSampler(target.pids).start();
       const up = new ProcSampler([upstream.child.pid!]).start();
+      const machine = cpuTimes();
       const load = await runLoad(specOf(target, req, c, seconds), stream, opts);
+      const steal = stealPct(machine, cpuTimes());
       const usage = own.stop();
       const upstreamUsage = up.stop();
-      rows.push({ scenario: key, direct: s.direct, stream, target: target.name, connections: c, load, usage, upstreamCpuMs: upstreamUsage.cpuMs });
+      rows.push({
+        scenario: key,
+        direct: s.direct,
+        stream,
+        target: target.name,
+        connections: c,
+        load,
+        usage,
+        upstreamCpuMs: upstreamUsage.cpuMs,
+        stealPct: steal,
+      });
       log(
         `${target.name} ${key} c=${c}: ${Math.round(load.rps)} req/s, p50 ${(load.ttfb ?? load.latency).p50.toFixed(2)} ms` +
           `${load.errors + load.non2xx ? `, ${load.errors + load.non2xx} errors + non-2xx` : ''}`,

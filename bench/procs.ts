@@ -184,3 +184,28 @@ export class ProcSampler {
     return { maxRssMiB: this.maxKb / 1024, cpuMs: this.pids.reduce((s, p) => s + cpuMs(p), 0) - this.cpu0 };
   }
 }
+
+/** The machine's CPU time counters over all CPUs (/proc/stat, in ticks). */
+export interface CpuTimes {
+  total: number;
+  steal: number;
+}
+
+export function cpuTimes(): CpuTimes {
+  try {
+    // cpu user nice system idle iowait irq softirq steal guest guest_nice: guest time is already inside user.
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+
+/**
+ * The share of the machine's CPU time a hypervisor gave to other guests between two readings (% of all CPUs). On a
+ * shared virtual machine it is what makes figures move run to run: read every figure beside it.
+ */
+export function stealPct(from: CpuTimes, to: CpuTimes): number {
+  const total = to.total - from.total;
+  return total > 0 ? ((to.steal - from.steal) / total) * 100 : 0;
+}

@@ -18,6 +18,8 @@ export interface Row {
   usage: ProcUsage;
   /** The upstream's CPU time during the run (the direct target's is its usage). */
   upstreamCpuMs: number;
+  /** CPU time the hypervisor took from this machine during the run, % of all CPUs (procs.ts stealPct). */
+  stealPct: number;
 }
 
 const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(2));
@@ -33,7 +35,7 @@ function directOf(rows: Row[], r: Row): Row | undefined {
 function cpuCell(r: Row): string {
   const s = r.load.seconds;
   const up = r.target === 'direct' ? '–' : String(pct(r.upstreamCpuMs, s));
-  return `${pct(r.usage.cpuMs, s)} / ${up} / ${pct(r.load.cpuMs, s)}`;
+  return `${pct(r.usage.cpuMs, s)} / ${up} / ${pct(r.load.cpuMs, s)} | ${Math.round(r.stealPct)}`;
 }
 
 /** When, what and where: the date, the commit, the machine (with its load: it may be shared), the run's settings. */
@@ -68,8 +70,8 @@ export function tables(rows: Row[]): string {
   const plain = rows.filter((r) => !r.stream);
   if (plain.length) {
     out.push(
-      '| scenario | target | conn. | req/s | p50 ms | p99 ms | mean ms | added p50 ms | added mean ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| scenario | target | conn. | req/s | p50 ms | p99 ms | mean ms | added p50 ms | added mean ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. | steal % |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const r of plain) {
       const d = directOf(rows, r);
@@ -87,8 +89,8 @@ export function tables(rows: Row[]): string {
       '',
       'Streamed: TTFT is the time to the first body byte, total the time to the last (`data: [DONE]`).',
       '',
-      '| scenario | target | conn. | req/s | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | TTFT added p50 ms | total added p50 ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| scenario | target | conn. | req/s | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | TTFT added p50 ms | total added p50 ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. | steal % |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const r of streams) {
       const d = directOf(rows, r);
