@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher, type FormData } from 'undici';
+import { Agent, type Dispatcher, type FormData } from 'undici';
 import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
@@ -31,6 +31,21 @@ export interface JsonPostOptions {
   headers?: Record<string, string>;
 }
 
+const targets = new Map<string, { origin: string; path: string }>();
+/**
+ * A URL's origin and path, parsed once: undici's `request(url)` parses its URL on every call, a visible share of
+ * the request thread under load. The URLs are a config's base URLs and the protocols' constant paths, so few.
+ */
+function targetOf(url: string): { origin: string; path: string } {
+  let t = targets.get(url);
+  if (!t) {
+    const u = new URL(url);
+    t = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    targets.set(url, t);
+  }
+  return t;
+}
+
 /**
  * POST to `{base_url}{path}` with the key from `api_key_env`. Shared by every HTTP protocol (openai/, anthropic/,
  * cohere/), so they pool connections and classify failures alike. `timeout_ms` bounds the time to the response
@@ -46,12 +61,11 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
     const apiKey = ep.provider.api_key_env ? env[ep.provider.api_key_env] : undefined;
     // The config schema requires base_url for every HTTP kind; should one slip through, fail over like a dead host.
     if (!ep.provider.base_url) throw new UpstreamError('connect', `provider ${ep.provider.id} has no base_url`);
-    const url = `${ep.provider.base_url.replace(/\/$/, '')}${path}`;
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, {
+      res = await agent.request({
+        ...targetOf(`${ep.provider.base_url.replace(/\/$/, '')}${path}`),
         method: 'POST',
-        dispatcher: agent,
         headers: { ...headers, ...options.headers, ...(apiKey ? auth(apiKey) : {}), 'x-request-id': opts.requestId },
         body,
         headersTimeout: timeout,
