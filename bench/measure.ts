@@ -1,7 +1,7 @@
-/** One target through its scenarios: proof that it proxies, a warm-up, then the figures with its RSS and CPU. */
+/** The targets through their scenarios: proof that each proxies, a warm-up, then the figures, in turns, with RSS and CPU. */
 import { runAutocannon, type LoadResult, type LoadSpec } from './load';
 import type { BenchOptions } from './options';
-import { cpuTimes, ProcSampler, runJsonChild, stealPct } from './procs';
+import { cpuTimes, ProcSampler, type ProcUsage, runJsonChild, stealPct as stealPercent } from './procs';
 import type { Row } from './report';
 import { connectionsOf, type Req, SCENARIOS, type Scenario, secondsOf } from './scenarios';
 import type { Target, Upstream } from './targets';
@@ -40,59 +40,124 @@ export async function verifyTarget(target: Target, scenarios: Scenario[]): Promi
   }
 }
 
+/** One figure to take: a target, the scenario (for direct: the upstream call) and a connection count. */
+interface Cell {
+  target: Target;
+  /** The scenario's name; for the direct target, the upstream call's (chat, chat-stream, embeddings...). */
+  key: string;
+  scenario: Scenario;
+  req: Req;
+  stream: boolean;
+  connections: number;
+  seconds: number;
+}
+
+/** A cell's run: what the load generator saw, with the target's and the upstream's usage and the steal meanwhile. */
+interface Taken {
+  load: LoadResult;
+  usage: ProcUsage;
+  upstreamCpuMs: number;
+  stealPct: number;
+}
+
 /**
- * The figures of every scenario the target has: for the direct target, each distinct upstream call once (gateway
- * scenarios that share one, like chat and completions, compare with the same direct figures).
+ * The cells of one scenario on every target: for the direct target, the upstream call the scenario makes, unless an
+ * earlier scenario already measured it (gateway scenarios that share one, like chat and completions, compare with
+ * the same direct figures).
  */
-export async function measureTarget(
-  target: Target,
+async function cellsOf(s: Scenario, scenarios: Scenario[], targets: Target[], opts: BenchOptions, done: Set<string>): Promise<Cell[]> {
+  const cells: Cell[] = [];
+  for (const target of targets) {
+    const direct = target.name === 'direct';
+    const key = direct ? s.direct : s.name;
+    if (direct && done.has(key)) continue;
+    const scenario = direct ? (scenarios.find((x) => x.name === s.direct) ?? s) : s;
+    const req = await target.request(scenario);
+    if (!req) continue;
+    if (direct) done.add(key);
+    const stream = direct ? key === 'chat-stream' : s.stream;
+    // The direct target's figures of a call no scenario of that name measures run as long as the other routes'.
+    const seconds = direct && key !== s.name ? opts.routeSeconds : secondsOf(s, opts);
+    // The direct call runs at every connection count any scenario making it needs.
+    const counts = direct ? new Set(scenarios.filter((x) => x.direct === key).flatMap((x) => connectionsOf(x, opts))) : connectionsOf(s, opts);
+    for (const connections of counts) cells.push({ target, key, scenario, req, stream, connections, seconds });
+  }
+  return cells;
+}
+
+async function take(cell: Cell, opts: BenchOptions, upstream: Upstream): Promise<Taken> {
+  const own = new ProcSampler(cell.target.pids).start();
+  const up = new ProcSampler([upstream.child.pid!]).start();
+  const machine = cpuTimes();
+  const load = await runLoad(specOf(cell.target, cell.req, cell.connections, cell.seconds), cell.stream, opts);
+  const stealPct = stealPercent(machine, cpuTimes());
+  const usage = own.stop();
+  return { load, usage, upstreamCpuMs: up.stop().cpuMs, stealPct };
+}
+
+/** The run whose req/s is the median of the rounds (the lower middle one of an even count): its figures stay one run's. */
+function medianRun(runs: Taken[]): Taken {
+  const sorted = [...runs].sort((a, b) => a.load.rps - b.load.rps);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/**
+ * Every target through every scenario, in turns: per scenario, each target warms up, then for each connection
+ * count the targets run one after another, `opts.rounds` times, each round in another order. A machine whose speed
+ * drifts (a shared virtual machine: see the steal column) then slows every target alike, instead of whichever ran
+ * during the slow minute. Each figure is the round with the median req/s.
+ */
+export async function measureInTurns(
+  targets: Target[],
   scenarios: Scenario[],
   opts: BenchOptions,
   upstream: Upstream,
-  rows: Row[],
   log: (line: string) => void,
-): Promise<void> {
-  const todo = new Map<string, { scenario: Scenario; connections: Set<number> }>();
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  const done = new Set<string>();
   for (const s of scenarios) {
-    // The direct target measures upstream calls: keyed by the call, with every connection count a scenario needs.
-    const key = target.name === 'direct' ? s.direct : s.name;
-    const entry = todo.get(key) ?? {
-      scenario: target.name === 'direct' ? (scenarios.find((x) => x.name === s.direct) ?? s) : s,
-      connections: new Set(),
-    };
-    for (const c of connectionsOf(s, opts)) entry.connections.add(c);
-    todo.set(key, entry);
-  }
-  for (const [key, { scenario: s, connections }] of todo) {
-    const req = await target.request(s);
-    if (!req) continue;
-    const stream = target.name === 'direct' ? key === 'chat-stream' : s.stream;
-    const cs = [...connections].sort((a, b) => b - a);
-    if (opts.warmupSeconds > 0) await runLoad(specOf(target, req, cs[0], opts.warmupSeconds), stream, opts);
-    for (const c of cs) {
-      const seconds = target.name === 'direct' && key !== s.name ? opts.routeSeconds : secondsOf(s, opts);
-      const own = new ProcSampler(target.pids).start();
-      const up = new ProcSampler([upstream.child.pid!]).start();
-      const machine = cpuTimes();
-      const load = await runLoad(specOf(target, req, c, seconds), stream, opts);
-      const steal = stealPct(machine, cpuTimes());
-      const usage = own.stop();
-      const upstreamUsage = up.stop();
-      rows.push({
-        scenario: key,
-        direct: s.direct,
-        stream,
-        target: target.name,
-        connections: c,
-        load,
-        usage,
-        upstreamCpuMs: upstreamUsage.cpuMs,
-        stealPct: steal,
-      });
-      log(
-        `${target.name} ${key} c=${c}: ${Math.round(load.rps)} req/s, p50 ${(load.ttfb ?? load.latency).p50.toFixed(2)} ms` +
-          `${load.errors + load.non2xx ? `, ${load.errors + load.non2xx} errors + non-2xx` : ''}`,
-      );
+    const cells = await cellsOf(s, scenarios, targets, opts, done);
+    if (opts.warmupSeconds > 0) {
+      for (const target of targets) {
+        const first = cells.find((c) => c.target === target);
+        if (first) await runLoad(specOf(target, first.req, opts.connections, opts.warmupSeconds), first.stream, opts);
+      }
+    }
+    const counts = [...new Set(cells.map((c) => c.connections))].sort((a, b) => b - a);
+    for (const connections of counts) {
+      const group = cells.filter((c) => c.connections === connections);
+      const runs = new Map<Cell, Taken[]>(group.map((c) => [c, []]));
+      for (let round = 0; round < opts.rounds; round++) {
+        for (let i = 0; i < group.length; i++) {
+          const cell = group[(i + round) % group.length];
+          const taken = await take(cell, opts, upstream);
+          runs.get(cell)!.push(taken);
+          const { load } = taken;
+          log(
+            `${cell.target.name} ${cell.key} c=${connections}${opts.rounds > 1 ? ` round ${round + 1}/${opts.rounds}` : ''}: ${Math.round(load.rps)} req/s, ` +
+              `p50 ${(load.ttfb ?? load.latency).p50.toFixed(2)} ms, steal ${Math.round(taken.stealPct)} %` +
+              `${load.errors + load.non2xx ? `, ${load.errors + load.non2xx} errors + non-2xx` : ''}`,
+          );
+        }
+      }
+      for (const cell of group) {
+        const all = runs.get(cell)!;
+        const m = medianRun(all);
+        rows.push({
+          scenario: cell.key,
+          direct: cell.scenario.direct,
+          stream: cell.stream,
+          target: cell.target.name,
+          connections,
+          load: m.load,
+          usage: m.usage,
+          upstreamCpuMs: m.upstreamCpuMs,
+          stealPct: m.stealPct,
+          roundsRps: all.map((t) => t.load.rps),
+        });
+      }
     }
   }
+  return rows;
 }

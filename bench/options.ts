@@ -13,6 +13,8 @@ export interface BenchOptions {
   warmupSeconds: number;
   /** The high connection count (BENCH_CONNECTIONS, 50); the main scenarios also run at 1. */
   connections: number;
+  /** How many times each figure is taken, the targets in turns (BENCH_ROUNDS, 1); the round with the median req/s is reported. */
+  rounds: number;
   /** Scenario names (BENCH_ROUTES); default chat, chat-stream, embeddings. */
   routes: string[];
   /** Targets in run order (BENCH_TARGETS); BENCH_SKIP_FLEET=1 and BENCH_SKIP_PORTKEY=1 remove one. */
@@ -55,6 +57,7 @@ export function readOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOption
     routeSeconds: num('BENCH_ROUTE_SECONDS', 5),
     warmupSeconds: num('BENCH_WARMUP', 2),
     connections: num('BENCH_CONNECTIONS', 50),
+    rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 1))),
     routes: list(env.BENCH_ROUTES) ?? (profile ? ['chat'] : DEFAULT_ROUTES),
     targets: TARGETS.filter((t) => targets.includes(t)),
     logLevel: env.BENCH_LOG_LEVEL || 'info',

@@ -20,6 +20,8 @@ export interface Row {
   upstreamCpuMs: number;
   /** CPU time the hypervisor took from this machine during the run, % of all CPUs (procs.ts stealPct). */
   stealPct: number;
+  /** Every round's req/s, in the order taken (BENCH_ROUNDS); the row's other figures are the median round's. */
+  roundsRps?: number[];
 }
 
 const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(2));
@@ -61,7 +63,8 @@ export function machineLine(opts: BenchOptions, dataDir: string): string {
       .map((l) => l.toFixed(2))
       .join(' ')} at the end`,
     `non-streamed chat ${opts.seconds} s per figure, everything else ${opts.routeSeconds} s, after ${opts.warmupSeconds} s of warm-up per scenario and target; ` +
-      `gateways at LOG_LEVEL=${opts.logLevel}, embedded data directory on ${fsType}`,
+      `gateways at LOG_LEVEL=${opts.logLevel}, embedded data directory on ${fsType}; every target up throughout, measured in turns` +
+      (opts.rounds > 1 ? `, ${opts.rounds} rounds per figure (the round with the median req/s shown)` : ''),
   ].join('\n');
 }
 
@@ -139,4 +142,11 @@ export function ratios(rows: Row[], connections: number): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Every round's req/s per figure, when figures were taken more than once: how far the machine moved them. */
+export function roundsBlock(rows: Row[]): string {
+  const multi = rows.filter((r) => (r.roundsRps?.length ?? 0) > 1);
+  if (!multi.length) return '';
+  return multi.map((r) => `- ${r.scenario} ${r.target} c=${r.connections}: ${r.roundsRps!.map((x) => Math.round(x)).join(', ')} req/s`).join('\n');
 }

@@ -15,11 +15,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchAb } from './ab';
 import { benchBus } from './bus';
-import { measureTarget, verifyTarget } from './measure';
+import { measureInTurns, verifyTarget } from './measure';
 import { readOptions, type BenchOptions, type TargetName } from './options';
 import { killAllChildren, stopChild } from './procs';
 import { profileGateway } from './profile';
-import { machineLine, ratios, tables, type Row } from './report';
+import { machineLine, ratios, roundsBlock, tables, type Row } from './report';
 import { selectScenarios } from './scenarios';
 import {
   directTarget,
@@ -58,20 +58,24 @@ async function startTarget(
 
 async function compare(opts: BenchOptions, upstream: Upstream, dir: string, configPath: string, adminToken: string): Promise<string> {
   const scenarios = selectScenarios(opts);
-  const rows: Row[] = [];
-  for (const name of opts.targets) {
-    const started = Date.now();
-    log(`${name}: starting`);
-    const target = await startTarget(name, upstream, opts, dir, configPath, adminToken);
-    try {
+  // Every target up at once, measured in turns (measure.ts): a drifting machine slows them alike.
+  const targets: Target[] = [];
+  let rows: Row[];
+  try {
+    for (const name of opts.targets) {
+      const started = Date.now();
+      log(`${name}: starting`);
+      const target = await startTarget(name, upstream, opts, dir, configPath, adminToken);
+      targets.push(target);
       await verifyTarget(target, scenarios);
-      await measureTarget(target, scenarios, opts, upstream, rows, log);
-    } finally {
-      await target.stop();
+      log(`${name}: up and proxying in ${Math.round((Date.now() - started) / 1000)} s`);
     }
-    log(`${name}: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    rows = await measureInTurns(targets, scenarios, opts, upstream, log);
+  } finally {
+    for (const t of targets.reverse()) await t.stop();
   }
   const ratioBlock = ratios(rows, opts.connections);
+  const rounds = roundsBlock(rows);
   return [
     '',
     machineLine(opts, dir),
@@ -79,6 +83,7 @@ async function compare(opts: BenchOptions, upstream: Upstream, dir: string, conf
     tables(rows),
     '',
     ...(ratioBlock ? ['Ratios:', '', ratioBlock, ''] : []),
+    ...(rounds ? ['Each round, in the order taken:', '', rounds, ''] : []),
     "CPU %: of one core (200 = both cores), for the target's own processes, the upstream and the load generator during the run.",
     '',
   ].join('\n');
