@@ -57,6 +57,7 @@ interface Taken {
   load: LoadResult;
   usage: ProcUsage;
   upstreamCpuMs: number;
+  idleCpuMs: number;
   stealPct: number;
 }
 
@@ -85,14 +86,16 @@ async function cellsOf(s: Scenario, scenarios: Scenario[], targets: Target[], op
   return cells;
 }
 
-async function take(cell: Cell, opts: BenchOptions, upstream: Upstream): Promise<Taken> {
+async function take(cell: Cell, targets: Target[], opts: BenchOptions, upstream: Upstream): Promise<Taken> {
   const own = new ProcSampler(cell.target.pids).start();
   const up = new ProcSampler([upstream.child.pid!]).start();
+  // The other gateways wait, up, meanwhile: what their timers and pollers cost is a tax on this figure.
+  const others = new ProcSampler(targets.filter((t) => t !== cell.target && t.name !== 'direct').flatMap((t) => t.pids)).start();
   const machine = cpuTimes();
   const load = await runLoad(specOf(cell.target, cell.req, cell.connections, cell.seconds), cell.stream, opts);
   const stealPct = stealPercent(machine, cpuTimes());
   const usage = own.stop();
-  return { load, usage, upstreamCpuMs: up.stop().cpuMs, stealPct };
+  return { load, usage, upstreamCpuMs: up.stop().cpuMs, idleCpuMs: others.stop().cpuMs, stealPct };
 }
 
 /** The run whose req/s is the median of the rounds (the lower middle one of an even count): its figures stay one run's. */
@@ -131,7 +134,7 @@ export async function measureInTurns(
       for (let round = 0; round < opts.rounds; round++) {
         for (let i = 0; i < group.length; i++) {
           const cell = group[(i + round) % group.length];
-          const taken = await take(cell, opts, upstream);
+          const taken = await take(cell, targets, opts, upstream);
           runs.get(cell)!.push(taken);
           const { load } = taken;
           log(
@@ -153,6 +156,7 @@ export async function measureInTurns(
           load: m.load,
           usage: m.usage,
           upstreamCpuMs: m.upstreamCpuMs,
+          idleCpuMs: m.idleCpuMs,
           stealPct: m.stealPct,
           roundsRps: all.map((t) => t.load.rps),
         });

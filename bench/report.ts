@@ -18,6 +18,8 @@ export interface Row {
   usage: ProcUsage;
   /** The upstream's CPU time during the run (the direct target's is its usage). */
   upstreamCpuMs: number;
+  /** CPU time the other, waiting targets used during the run (every target stays up for the whole bench). */
+  idleCpuMs?: number;
   /** CPU time the hypervisor took from this machine during the run, % of all CPUs (procs.ts stealPct). */
   stealPct: number;
   /** Every round's req/s, in the order taken (BENCH_ROUNDS); the row's other figures are the median round's. */
@@ -37,7 +39,7 @@ function directOf(rows: Row[], r: Row): Row | undefined {
 function cpuCell(r: Row): string {
   const s = r.load.seconds;
   const up = r.target === 'direct' ? '–' : String(pct(r.upstreamCpuMs, s));
-  return `${pct(r.usage.cpuMs, s)} / ${up} / ${pct(r.load.cpuMs, s)} | ${Math.round(r.stealPct)}`;
+  return `${pct(r.usage.cpuMs, s)} / ${up} / ${pct(r.load.cpuMs, s)} / ${pct(r.idleCpuMs ?? 0, s)} | ${Math.round(r.stealPct)}`;
 }
 
 /** When, what and where: the date, the commit, the machine (with its load: it may be shared), the run's settings. */
@@ -73,7 +75,7 @@ export function tables(rows: Row[]): string {
   const plain = rows.filter((r) => !r.stream);
   if (plain.length) {
     out.push(
-      '| scenario | target | conn. | req/s | p50 ms | p99 ms | mean ms | added p50 ms | added mean ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. | steal % |',
+      '| scenario | target | conn. | req/s | p50 ms | p99 ms | mean ms | added p50 ms | added mean ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. / waiting targets | steal % |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const r of plain) {
@@ -92,7 +94,7 @@ export function tables(rows: Row[]): string {
       '',
       'Streamed: TTFT is the time to the first body byte, total the time to the last (`data: [DONE]`).',
       '',
-      '| scenario | target | conn. | req/s | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | TTFT added p50 ms | total added p50 ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. | steal % |',
+      '| scenario | target | conn. | req/s | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | TTFT added p50 ms | total added p50 ms | errors + non-2xx | RSS MiB (max) | CPU % target / upstream / load gen. / waiting targets | steal % |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const r of streams) {

@@ -84,7 +84,7 @@ async function compare(opts: BenchOptions, upstream: Upstream, dir: string, conf
     '',
     ...(ratioBlock ? ['Ratios:', '', ratioBlock, ''] : []),
     ...(rounds ? ['Each round, in the order taken:', '', rounds, ''] : []),
-    "CPU %: of one core (200 = both cores), for the target's own processes, the upstream and the load generator during the run.",
+    "CPU %: of one core (200 = both cores), for the target's own processes, the upstream, the load generator and the other targets (up and waiting) during the run.",
     '',
   ].join('\n');
 }
