@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
-import { jsonBody, requireInternalToken, validate } from '@gateway/service-kit';
+import { jsonBody, requireInternalToken, sendJson, validate } from '@gateway/service-kit';
 
 /**
  * Billing's internal API for the fleet: the HTTP face of the same BillingPort the embedded gateway calls directly.
@@ -24,7 +24,7 @@ export function internalRouter(port: BillingPort & JobSettingsPort, internalToke
   });
   r.post(internalApi.INTERNAL_PATHS.holds, async (req, res) => {
     const hold = await port.placeHold(validate(internalApi.holdRequest, req.body));
-    res.status(201).json(internalApi.holdAnswer.encode({ data: hold }));
+    sendJson(res, internalApi.holdAnswer.encode({ data: hold }), 201);
   });
   return r;
 }
