@@ -38,17 +38,18 @@ export function jsonBody(limit: string): RequestHandler {
       PLAIN_JSON.has(h['content-type'] ?? '');
     if (!plain) return general(req, res, next);
     const chunks: Buffer[] = [];
-    let failed = false;
+    // One outcome per request: an error the connection reports after the body was handed on must not call next again.
+    let settled = false;
     const fail = (err: Error) => {
-      if (failed) return;
-      failed = true;
+      if (settled) return;
+      settled = true;
       next(err);
     };
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.once('error', () => fail(aborted()));
     req.once('aborted', () => fail(aborted()));
     req.once('end', () => {
-      if (failed) return;
+      if (settled) return;
       const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
       let body: unknown;
       try {
@@ -61,6 +62,7 @@ export function jsonBody(limit: string): RequestHandler {
       }
       // body-parser's strict mode: a body is an object or an array, never a bare string or number.
       if (typeof body !== 'object' || body === null) return fail(parseFailure());
+      settled = true;
       (req as { _body?: boolean })._body = true;
       req.body = body;
       next();
