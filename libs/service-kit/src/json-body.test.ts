@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import express, { type ErrorRequestHandler } from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
+import { pause, waitFor } from '../../testing/src/wait';
 import { checkJsonBody } from './validate';
 import { jsonBody } from './json-body';
 
@@ -15,12 +16,19 @@ const appWith = (parser: express.RequestHandler) => {
   app.use(refusal);
   return app;
 };
-const fast = appWith(jsonBody('1kb'));
-const reference = appWith(express.json({ limit: '1kb', verify: checkJsonBody }));
+// Listening once for the whole file: supertest would otherwise start a server for every request of the property.
+const fast = http.createServer(appWith(jsonBody('1kb')));
+const reference = http.createServer(appWith(express.json({ limit: '1kb', verify: checkJsonBody })));
+beforeAll(async () => {
+  await Promise.all([fast, reference].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+});
+afterAll(async () => {
+  await Promise.all([fast, reference].map((s) => new Promise((r) => s.close(r))));
+});
 
 /** The same raw request to both parsers: their answers must be the same. */
 async function both(body: Buffer | string, headers: Record<string, string>) {
-  const send = (app: express.Express) => {
+  const send = (app: http.Server) => {
     let r = request(app).post('/');
     for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
     return r.send(body);
@@ -45,7 +53,7 @@ describe('jsonBody: the fast path parses as body-parser does, and refuses as it 
       ),
       { numRuns: 150 },
     );
-  });
+  }, 60_000);
 
   it.each([
     ['a bare string', '"hello"', json],
@@ -72,24 +80,22 @@ describe('jsonBody: the fast path parses as body-parser does, and refuses as it 
   });
 
   it('parses a body that arrives in several packets', async () => {
-    const server = http.createServer(fast).listen(0);
-    try {
-      const port = (server.address() as AddressInfo).port;
-      const text = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y'.repeat(600) }] });
-      const answer = await new Promise<string>((resolve, reject) => {
-        const req = http.request({ port, method: 'POST', headers: { ...json, 'content-length': Buffer.byteLength(text) } }, (res) => {
+    const port = (fast.address() as AddressInfo).port;
+    const text = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y'.repeat(600) }] });
+    const answer = await new Promise<string>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', headers: { ...json, 'content-length': Buffer.byteLength(text) } },
+        (res) => {
           let out = '';
           res.on('data', (c) => (out += c));
           res.on('end', () => resolve(out));
-        });
-        req.on('error', reject);
-        req.write(text.slice(0, 100));
-        setTimeout(() => req.end(text.slice(100)), 20);
-      });
-      expect(JSON.parse(answer)).toEqual({ body: JSON.parse(text) });
-    } finally {
-      server.close();
-    }
+        },
+      );
+      req.on('error', reject);
+      req.write(text.slice(0, 100));
+      setTimeout(() => req.end(text.slice(100)), 20);
+    });
+    expect(JSON.parse(answer)).toEqual({ body: JSON.parse(text) });
   });
 
   it('hands on nothing when the client goes away mid-body', async () => {
@@ -97,15 +103,19 @@ describe('jsonBody: the fast path parses as body-parser does, and refuses as it 
     const app = express();
     app.post('/', jsonBody('1kb'), (_req, _res) => void handled.push('handler'));
     app.use(((err, _req, _res, _next) => void handled.push(err.type)) as ErrorRequestHandler);
-    const server = http.createServer(app).listen(0);
+    let arrived = false;
+    const server = http.createServer(app).on('request', () => (arrived = true));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const req = http.request({ port, method: 'POST', headers: { ...json, 'content-length': '500' } });
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', headers: { ...json, 'content-length': '500' } });
       req.on('error', () => {});
       req.write('{"model":"m",');
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => arrived, 'the request to reach the server');
       req.destroy();
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => handled.length > 0, 'the refusal');
+      // Anything handed on after the refusal would come within a few turns.
+      await pause(50);
       expect(handled).toEqual(['request.aborted']);
     } finally {
       server.close();
