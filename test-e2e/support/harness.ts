@@ -132,28 +132,23 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-'));
     const configPath = path.join(dir, 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(config));
-    const dbUrl = new URL(PG_URL);
-    let fleet: Awaited<ReturnType<typeof startFleet>> | undefined;
-    for (let attempt = 1; !fleet; attempt++) {
+    let dbUrl = new URL(PG_URL);
+    const fleet = await onFleetPorts((port) => {
+      dbUrl = new URL(PG_URL);
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
-      try {
-        const port = await pickFleetPort();
-        fleet = await startFleet({
-          port,
-          // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
-          publicUrl: `http://127.0.0.1:${port}`,
-          databaseUrl: dbUrl.toString(),
-          configPath,
-          adminToken,
-          dropDatabaseOnStop: true,
-          logDir: dir,
-          dataDir: dir,
-          env: { LOG_LEVEL: 'warn' },
-        });
-      } catch (e) {
-        if (attempt >= 3) throw e;
-      }
-    }
+      return startFleet({
+        port,
+        // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
+        publicUrl: `http://127.0.0.1:${port}`,
+        databaseUrl: dbUrl.toString(),
+        configPath,
+        adminToken,
+        dropDatabaseOnStop: true,
+        logDir: dir,
+        dataDir: dir,
+        env: { LOG_LEVEL: 'warn' },
+      });
+    });
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
     metricsUrl = (service) => fleet.metricsUrls[service];
@@ -170,15 +165,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     };
   }
 
-  const admin: TestGateway['admin'] = async (method, p, body) => {
-    const r = await fetch(`${url}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const admin = adminClient(url, adminToken);
 
   return {
     mode,
@@ -188,18 +175,38 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     admin,
     killService,
     metricsUrl,
-    async account(credits, opts = {}) {
-      const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
-      if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
-      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, {
-        label: 'test',
-        ...(opts.keyLimit !== undefined ? { limit: opts.keyLimit } : {}),
-      });
-      if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
-      return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
-    },
+    account: (credits, opts) => openAccount(admin, credits, opts),
     stop,
   };
+}
+
+/** A gateway's admin API as the suites call it: the status and the parsed JSON answer (undefined for no body). */
+export function adminClient(url: string, adminToken: string): TestGateway['admin'] {
+  return async (method, p, body) => {
+    const r = await fetch(`${url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  };
+}
+
+/** A fresh account with `credits` USD and one key (`label`, default "test"), through the admin API. */
+export async function openAccount(
+  admin: TestGateway['admin'],
+  credits: number | string,
+  opts: { rate_limit?: { requests: number; interval: string }; keyLimit?: number; label?: string } = {},
+): Promise<{ accountId: string; key: string; keyId: string }> {
+  const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
+  if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
+  const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, {
+    label: opts.label ?? 'test',
+    ...(opts.keyLimit !== undefined ? { limit: opts.keyLimit } : {}),
+  });
+  if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
+  return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
 }
 
 /** The ledger's SQL, all the checks below need: a started gateway, or a fleet a suite started itself. */

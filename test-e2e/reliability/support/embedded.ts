@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
-import type { TestGateway } from '../../support/harness';
+import { adminClient, openAccount, type TestGateway } from '../../support/harness';
 
 export type EmbeddedGateway = Pick<TestGateway, 'url' | 'adminToken' | 'ledger' | 'admin' | 'account' | 'stop'>;
 
@@ -16,15 +16,7 @@ export async function startEmbeddedWith(config: unknown, extraEnv: Record<string
   const env = readEnv({ PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'silent', ...extraEnv });
   const gw = await startEmbedded(env, parseConfig(config), createLogger('test', 'silent'));
 
-  const admin: TestGateway['admin'] = async (method, p, body) => {
-    const r = await fetch(`${gw.url}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const admin = adminClient(gw.url, adminToken);
 
   return {
     url: gw.url,
@@ -35,13 +27,7 @@ export async function startEmbeddedWith(config: unknown, extraEnv: Record<string
       return (await gw.billingDb.query(sql, params)) as any[];
     },
     admin,
-    async account(credits, opts = {}) {
-      const a = await admin('POST', '/admin/v1/accounts', { credits, ...(opts.rate_limit ? { rate_limit: opts.rate_limit } : {}) });
-      if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
-      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, { label: 'test' });
-      if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
-      return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
-    },
+    account: (credits, opts) => openAccount(admin, credits, opts),
     stop: gw.stop,
   };
 }

@@ -10,7 +10,7 @@ import { type Fleet, startFleet } from '../../../deploy/local-fleet';
 import { IN_CI } from '../../../libs/testing/src/servers';
 import { waitFor } from '../../../libs/testing/src/wait';
 import { TEXT_PRICE } from '../../support/config';
-import { type LedgerAccess, pickFleetPort } from '../../support/harness';
+import { adminClient, type LedgerAccess, onFleetPorts, openAccount } from '../../support/harness';
 
 /**
  * PostgreSQL and Redis of a suite's own, for tests that stop and restart them: the machine's shared servers (5432,
@@ -374,41 +374,29 @@ export async function startFaultFleet(
   const configPath = path.join(dir, 'config.json');
   fs.writeFileSync(configPath, JSON.stringify(config));
   const adminToken = `fault-admin-${crypto.randomBytes(8).toString('hex')}`;
-  const dbUrl = new URL(engines.postgresUrl);
-  let fleet: Fleet | undefined;
-  for (let attempt = 1; !fleet; attempt++) {
+  let dbUrl = new URL(engines.postgresUrl);
+  const started = await onFleetPorts((port) => {
+    dbUrl = new URL(engines.postgresUrl);
     dbUrl.pathname = `/gw_faults_${crypto.randomBytes(6).toString('hex')}`;
-    try {
-      const port = await pickFleetPort();
-      fleet = await startFleet({
-        port,
-        publicUrl: `http://127.0.0.1:${port}`,
-        databaseUrl: dbUrl.toString(),
-        redisUrl: engines.redisUrl,
-        configPath,
-        adminToken,
-        dropDatabaseOnStop: true,
-        logDir: dir,
-        dataDir: dir,
-        env: { LOG_LEVEL: 'warn', ...env },
-      });
-    } catch (e) {
-      if (attempt >= 3) throw new Error(`the fleet did not start (logs in ${dir}): ${(e as Error).message}`);
-    }
-  }
-  const started = fleet;
+    return startFleet({
+      port,
+      publicUrl: `http://127.0.0.1:${port}`,
+      databaseUrl: dbUrl.toString(),
+      redisUrl: engines.redisUrl,
+      configPath,
+      adminToken,
+      dropDatabaseOnStop: true,
+      logDir: dir,
+      dataDir: dir,
+      env: { LOG_LEVEL: 'warn', ...env },
+    });
+  }).catch((e: Error) => {
+    throw new Error(`the fleet did not start (logs in ${dir}): ${e.message}`);
+  });
   const pool = new Pool({ connectionString: dbUrl.toString(), max: 3, options: '-c search_path=billing' });
   // A restarted PostgreSQL drops the pool's idle connections; the pool replaces them, the error is no test's concern.
   pool.on('error', () => undefined);
-  const admin: FaultFleet['admin'] = async (method, p, body) => {
-    const r = await fetch(`${started.url}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const admin = adminClient(started.url, adminToken);
   return {
     fleet: started,
     url: started.url,
@@ -417,13 +405,7 @@ export async function startFaultFleet(
     busPrefix: `bus:${dbUrl.pathname.slice(1)}:`,
     ledger: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
     admin,
-    async account(credits) {
-      const a = await admin('POST', '/admin/v1/accounts', { credits });
-      if (a.status !== 201) throw new Error(`account: ${a.status} ${JSON.stringify(a.json)}`);
-      const k = await admin('POST', `/admin/v1/accounts/${a.json.data.account_id}/keys`, { label: 'faults' });
-      if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.json)}`);
-      return { accountId: a.json.data.account_id, key: k.json.data.key, keyId: k.json.data.key_id };
-    },
+    account: (credits) => openAccount(admin, credits, { label: 'faults' }),
     async kill(name) {
       const p = started.processes[name];
       if (p.exitCode !== null || p.signalCode !== null) return;
