@@ -27,6 +27,8 @@ import {
 
 /** Every call of the gated upstream: 3 prompt and 1 completion tokens at the e2e catalogue's price, 0.005 USD. */
 const PER_CALL = textCost(TEXT_PRICE, 3, 1);
+/** Calls each outage test holds at the upstream across the outage, so their settles meet it. */
+const GATED = 4;
 
 interface Outcome {
   status: number;
@@ -94,6 +96,29 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
     };
   }
 
+  /** GATED calls held at the upstream's gate: in flight, their holds placed, once this resolves. */
+  async function gatedCalls(key: string): Promise<Promise<Outcome>[]> {
+    upstream.shut();
+    const gated = Array.from({ length: GATED }, () => chat(key, 'test/gated'));
+    await waitFor(() => upstream.waiting() === GATED, 'the gated calls to be in flight', 30_000);
+    return gated;
+  }
+
+  /** The gate opens: every held call answers, each a 200. */
+  async function answerGated(gated: Promise<Outcome>[]): Promise<Outcome[]> {
+    upstream.open();
+    const answered = await Promise.all(gated);
+    for (const o of answered) expect(o.status).toBe(200);
+    return answered;
+  }
+
+  /** Light load that has served a few calls already: the steady state an outage below interrupts. */
+  async function servedLoad(key: string) {
+    const l = load(key);
+    await waitFor(() => l.results.filter((o) => o.status === 200).length >= 10, 'calls to be served before the outage', 30_000);
+    return l;
+  }
+
   const alive = () =>
     Object.entries(f.fleet.processes)
       .filter(([, p]) => p.exitCode !== null || p.signalCode !== null)
@@ -126,19 +151,13 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
 
   it('PostgreSQL stopped (crash) and started again: calls during the outage get a 503 envelope and no 200 without a hold, then are served again without restarting any service', async () => {
     const acct = await f.account(20);
-    upstream.shut();
-    const gatedCount = 4;
-    const gated = Array.from({ length: gatedCount }, () => chat(acct.key, 'test/gated'));
-    await waitFor(() => upstream.waiting() === gatedCount, 'the gated calls to be in flight', 30_000);
-    const l = load(acct.key);
-    await waitFor(() => l.results.filter((o) => o.status === 200).length >= 10, 'calls to be served before the outage', 30_000);
+    const gated = await gatedCalls(acct.key);
+    const l = await servedLoad(acct.key);
 
     pg.stopServer('immediate');
     const before = l.results.length;
     // Held calls answer while the ledger is down: their holds were placed, their settles wait on the bus.
-    upstream.open();
-    const answeredGated = await Promise.all(gated);
-    for (const o of answeredGated) expect(o.status).toBe(200);
+    const answeredGated = await answerGated(gated);
     // Calls during the outage finish (never hang) with the contract's envelope.
     await waitFor(() => l.results.slice(before).filter((o) => o.status !== 200).length >= 5, 'calls to be refused during the outage', 60_000);
     const during = l.results.slice(before);
@@ -156,7 +175,7 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
     const answered = [...answeredGated, ...l.results.filter((o) => o.status === 200)];
     await expectEveryAnswerChargedOnce(acct.accountId, answered);
     process.stdout.write(
-      `postgres restart: ${l.results.length + gatedCount} calls, ${answered.length} answered 200 (${gatedCount} settled across the outage), ` +
+      `postgres restart: ${l.results.length + GATED} calls, ${answered.length} answered 200 (${GATED} settled across the outage), ` +
         `${during.filter((o) => o.status !== 200).length} refused 503 during it; money lost 0\n`,
     );
     await expectLedgerInvariants(f);
@@ -196,19 +215,13 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
 
   it('Redis restarted with its data (SHUTDOWN SAVE) under light load: the meter fails closed, calls answered during the outage are charged once it is back', async () => {
     const acct = await f.account(20);
-    upstream.shut();
-    const gatedCount = 4;
-    const gated = Array.from({ length: gatedCount }, () => chat(acct.key, 'test/gated'));
-    await waitFor(() => upstream.waiting() === gatedCount, 'the gated calls to be in flight', 30_000);
-    const l = load(acct.key);
-    await waitFor(() => l.results.filter((o) => o.status === 200).length >= 10, 'calls to be served before the outage', 30_000);
+    const gated = await gatedCalls(acct.key);
+    const l = await servedLoad(acct.key);
 
     await redis.stopServer('save');
     const before = l.results.length;
     // Held calls answer while the bus is down: their settles are refused by the bus, and published again later.
-    upstream.open();
-    const answeredGated = await Promise.all(gated);
-    for (const o of answeredGated) expect(o.status).toBe(200);
+    const answeredGated = await answerGated(gated);
     await waitFor(() => l.results.slice(before).filter((o) => o.status !== 200).length >= 5, 'calls to be refused during the outage', 60_000);
     await expectMeterFailsClosed(acct.key);
     const refusedDuring = l.results.slice(before).filter((o) => o.status !== 200).length;
@@ -223,8 +236,8 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
     const answered = [...answeredGated, ...l.results.filter((o) => o.status === 200)];
     await expectEveryAnswerChargedOnce(acct.accountId, answered);
     process.stdout.write(
-      `redis restart (data kept): ${l.results.length + gatedCount + 1} calls, ${answered.length} answered 200 ` +
-        `(${gatedCount} settled while Redis was away), ${refusedDuring + 1} refused 503 during the outage; money lost 0\n`,
+      `redis restart (data kept): ${l.results.length + GATED + 1} calls, ${answered.length} answered 200 ` +
+        `(${GATED} settled while Redis was away), ${refusedDuring + 1} refused 503 during the outage; money lost 0\n`,
     );
     await expectLedgerInvariants(f);
   }, 240_000);
@@ -239,15 +252,10 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
   it('Redis crashed and started empty: settles refused during the outage and settles published right after it are applied; the meter fails closed meanwhile', async () => {
     const acct = await f.account(20);
     // Calls held at the upstream across the crash; nothing else is in the bus's stream when it dies.
-    upstream.shut();
-    const gatedCount = 4;
-    const gated = Array.from({ length: gatedCount }, () => chat(acct.key, 'test/gated'));
-    await waitFor(() => upstream.waiting() === gatedCount, 'the gated calls to be in flight', 30_000);
+    const gated = await gatedCalls(acct.key);
 
     await redis.stopServer('crash');
-    upstream.open();
-    const answeredGated = await Promise.all(gated);
-    for (const o of answeredGated) expect(o.status).toBe(200);
+    const answeredGated = await answerGated(gated);
     await expectMeterFailsClosed(acct.key);
 
     await redis.startServer();
@@ -266,8 +274,8 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
     const answered = [...answeredGated, ...burst.filter((o) => o.status === 200)];
     await expectEveryAnswerChargedOnce(acct.accountId, answered);
     process.stdout.write(
-      `redis crash (data lost): ${burst.length + gatedCount + 1} calls, ${answered.length} answered 200 ` +
-        `(${gatedCount} settled while Redis was away, ${burst.filter((o) => o.status === 200).length} right after); money lost 0\n`,
+      `redis crash (data lost): ${burst.length + GATED + 1} calls, ${answered.length} answered 200 ` +
+        `(${GATED} settled while Redis was away, ${burst.filter((o) => o.status === 200).length} right after); money lost 0\n`,
     );
     await expectLedgerInvariants(f);
   }, 240_000);
