@@ -35,6 +35,7 @@ export { createSimulatedProtocol } from './simulated';
 export { createFalProtocol } from './fal';
 export { createSimulatedQueue } from './simulated/queue';
 export { silentMp4 } from './simulated/mp4';
+export { guardedAgent, isPublicUnicast, OriginRefusedError } from './origin-guard';
 import type { ProviderConfig } from '@gateway/config';
 import type { EmbeddingProtocol, ImageProtocol, QueueProtocol, RerankProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from './types';
 import { createOpenAIProtocol } from './openai';

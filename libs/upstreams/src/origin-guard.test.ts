@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { guardedAgent, isPublicAddress, OriginRefusedError, type Resolve } from './origin-guard';
+import { guardedAgent, isPublicUnicast, OriginRefusedError, type Resolve } from './origin-guard';
 
 const REFUSED = [
   '127.0.0.1',
@@ -42,8 +42,8 @@ const REFUSED = [
 const PUBLIC = ['8.8.8.8', '93.184.215.14', '2606:4700:4700::1111', '2a00:1450:4001::1', '::ffff:8.8.8.8', '::ffff:808:808'];
 
 describe('which addresses an upstream-named URL may reach', () => {
-  it.each(REFUSED)('%s is refused', (a) => expect(isPublicAddress(a)).toBe(false));
-  it.each(PUBLIC)('%s is public', (a) => expect(isPublicAddress(a)).toBe(true));
+  it.each(REFUSED)('%s is refused', (a) => expect(isPublicUnicast(a)).toBe(false));
+  it.each(PUBLIC)('%s is public', (a) => expect(isPublicUnicast(a)).toBe(true));
 });
 
 /** A plain HTTP server that counts connections: the proof that a refused fetch never reached it. */

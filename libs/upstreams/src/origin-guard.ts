@@ -1,5 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
 
 /**
@@ -15,54 +16,26 @@ export class OriginRefusedError extends Error {
   override name = 'OriginRefusedError';
 }
 
-const SPECIAL = new net.BlockList();
-for (const [net4, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  SPECIAL.addSubnet(net4, bits, 'ipv4');
-// IPv6 must be global unicast (2000::/3, checked below); inside it these are special too: Teredo, documentation,
-// 6to4 and NAT64's local prefix, whose embedded IPv4 could be anything.
-for (const [net6, bits] of [
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-] as const)
-  SPECIAL.addSubnet(net6, bits, 'ipv6');
-const GLOBAL_UNICAST_V6 = new net.BlockList();
-GLOBAL_UNICAST_V6.addSubnet('2000::', 3, 'ipv6');
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+/** IETF protocol assignments (RFC 2928): inside 2000::/3, yet no one's public host; ipaddr.js names only parts of it. */
+const IETF_PROTOCOL_ASSIGNMENTS = ipaddr.parseCIDR('2001::/23');
 
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d, or its hex form ::ffff:a9fe:a9fe) as the IPv4 it carries. */
-function mappedIPv4(address: string): string | undefined {
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (dotted) return dotted[1];
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return undefined;
-  const hi = Number.parseInt(hex[1], 16);
-  const lo = Number.parseInt(hex[2], 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-}
-
-/** Public unicast only: what a fetch of a URL an upstream named may connect to. */
-export function isPublicAddress(address: string): boolean {
+/**
+ * Public unicast only: what a fetch of a URL from outside may connect to (a file an upstream named, a webhook).
+ * IPv4-mapped IPv6 is judged as the IPv4 it carries; a bracketed literal as the address inside. Everything ipaddr.js
+ * names a special range is refused: loopback, private, linkLocal, uniqueLocal, carrierGradeNat, reserved,
+ * unspecified, multicast, broadcast, and the translation and tunnel prefixes (NAT64, 6to4, Teredo), whose embedded
+ * IPv4 could be anything. IPv6 must further lie in 2000::/3 (ipaddr.js calls the deprecated IPv4-compatible
+ * ::a.b.c.d "unicast") and outside 2001::/23.
+ */
+export function isPublicUnicast(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
-  const v4 = net.isIPv4(bare) ? bare : net.isIPv6(bare) ? mappedIPv4(bare) : undefined;
-  if (v4 !== undefined) return net.isIPv4(v4) && !SPECIAL.check(v4, 'ipv4');
-  if (!net.isIPv6(bare)) return false;
-  return GLOBAL_UNICAST_V6.check(bare, 'ipv6') && !SPECIAL.check(bare, 'ipv6');
+  if (!ipaddr.isValid(bare)) return false;
+  const ip = ipaddr.process(bare);
+  if (ip.range() !== 'unicast') return false;
+  if (ip.kind() === 'ipv4') return true;
+  const v6 = ip as ipaddr.IPv6;
+  return v6.match(GLOBAL_UNICAST_V6) && !v6.match(IETF_PROTOCOL_ASSIGNMENTS);
 }
 
 export type Resolve = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -106,7 +79,7 @@ export function guardedAgent(opts: GuardOptions): Agent {
       const literal = net.isIP(hostname) ? [{ address: hostname, family: net.isIP(hostname) }] : undefined;
       (literal ? Promise.resolve(literal) : resolve(hostname)).then(
         (addresses) => {
-          const refused = addresses.length === 0 ? hostname : addresses.find((a) => !isPublicAddress(a.address))?.address;
+          const refused = addresses.length === 0 ? hostname : addresses.find((a) => !isPublicUnicast(a.address))?.address;
           if (refused !== undefined)
             return callback(new OriginRefusedError(`${hostname} resolves to ${refused}, which is not a public address`), null);
           const servername = literal ? undefined : hostname;

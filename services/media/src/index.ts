@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { jsonBody } from '@gateway/service-kit';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
-import { guardedAgent } from '@gateway/upstreams/src/origin-guard';
+import { guardedAgent } from '@gateway/upstreams';
 import { mountFiles } from './files/handler';
 import { mountInternalFiles } from './files/internal';
 import { keepBytes } from './files/keep-bytes';

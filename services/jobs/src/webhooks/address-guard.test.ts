@@ -3,7 +3,8 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
-import { AddressRefusedError, checkTarget, isPublicUnicast, type Resolver } from './address-guard';
+import { isPublicUnicast } from '@gateway/upstreams';
+import { AddressRefusedError, checkTarget, type Resolver } from './address-guard';
 import { sendWebhook } from './send';
 
 const TLS_DIR = path.join(__dirname, '../../../../test-e2e/support/tls');

@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { isPublicUnicast } from '@gateway/upstreams';
 import { Agent, buildConnector } from 'undici';
 
 export interface ResolvedAddress {
@@ -25,21 +25,6 @@ export interface PinnedTarget {
   hostname: string;
   address: string;
   family: 4 | 6;
-}
-
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
-
-/**
- * Public unicast only. IPv4-mapped IPv6 is judged as the IPv4 it carries. Everything ipaddr.js names a special range
- * is refused: loopback, private, linkLocal, uniqueLocal, carrierGradeNat, reserved, unspecified, multicast, broadcast,
- * and also the translation and tunnel prefixes (NAT64, 6to4, Teredo), whose embedded IPv4 could be anything. IPv6 must
- * further lie in 2000::/3: ipaddr.js calls the deprecated IPv4-compatible ::a.b.c.d "unicast".
- */
-export function isPublicUnicast(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const ip = ipaddr.process(address);
-  if (ip.range() !== 'unicast') return false;
-  return ip.kind() === 'ipv4' || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 /**

@@ -1,7 +1,6 @@
 export {
   AddressRefusedError,
   checkTarget,
-  isPublicUnicast,
   pinnedAgent,
   type PinnedTarget,
   type ResolvedAddress,
