@@ -140,6 +140,19 @@ export async function claimDue(db: Db, owner: string, leaseMs: number, limit: nu
   return rows.map(normalise);
 }
 
+/**
+ * Milliseconds until the next active job could be claimed: when it is due, or when the lease on it lapses if it is
+ * later. Undefined when no job is queued or running. The worker sleeps this long instead of polling.
+ */
+export async function nextClaimIn(db: Queryable): Promise<number | undefined> {
+  const rows = await db.query<{ ms: number | string | null }>(
+    `SELECT (EXTRACT(EPOCH FROM min(GREATEST(next_poll_at, COALESCE(lease_until, next_poll_at))) - now()) * 1000)::float8 AS ms
+     FROM jobs WHERE status IN ('queued', 'running')`,
+  );
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
+}
+
 /** Gives a leased job back, due again after `delayMs`; false when the lease was no longer ours. */
 export async function releaseLease(db: Queryable, id: string, owner: string, delayMs: number, set: Record<string, unknown> = {}): Promise<boolean> {
   const keys = Object.keys(set);

@@ -2,6 +2,7 @@ import { createMemoryBus, type BusEvent } from '@gateway/bus';
 import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
 import { EVENT_TYPES, TOPICS } from '@gateway/events';
 import { createLogger, newRequestId } from '@gateway/service-kit';
+import { waitFor } from '@gateway/testing';
 import { holdRecordToJSON } from '@gateway/spend';
 import { migrations } from '../migrations';
 import { endJob } from '../transitions';
@@ -118,6 +119,28 @@ describeOnEngines('jobs store: leases, single endings, the outbox', (engine) => 
     await bus.close();
     expect(seen).toHaveLength(10);
     expect(new Set(seen).size).toBe(10);
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('a relay whose bus refuses the publish tries again on its own, without a wake or its idle timer', async () => {
+    await endJob({ db: t.db, bus: createMemoryBus(), logger }, (await addJob(false)).id, { outcome: 'canceled' });
+    const bus = createMemoryBus();
+    const seen: string[] = [];
+    await bus.subscribe('test', [TOPICS.holds, TOPICS.jobs], async (e) => void seen.push(e.id));
+    let refusals = 2;
+    const flaky = {
+      ...bus,
+      publish: async (topic: string, event: BusEvent) => {
+        if (refusals-- > 0) throw new Error('bus down');
+        return bus.publish(topic, event);
+      },
+    };
+    const relay = createRelay(t.db, flaky, logger);
+    relay.start(3_600_000);
+    await waitFor(() => seen.length === 2, 'the relay to publish after the bus came back', 20_000);
+    await relay.stop();
+    await bus.close();
+    expect(refusals).toBeLessThan(0);
     expect(await outbox()).toEqual([]);
   });
 });

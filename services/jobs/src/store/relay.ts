@@ -3,12 +3,17 @@ import type { BusEvent, EventBus } from '@gateway/bus';
 import type { Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
 
+/** How soon a relay run that failed (the bus or the database was down) is tried again. */
+const RETRY_MS = 500;
+
 /**
  * Publishes the outbox in commit order and deletes what went out. Two relays (two replicas) never publish one row
  * at once (SKIP LOCKED); a crash between publish and delete publishes it again, which consumers absorb by event id.
  */
 export function createRelay(db: Db, bus: EventBus, logger: Logger) {
   let timer: NodeJS.Timeout | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
   let running: Promise<number> | undefined;
 
   async function runOnce(batch = 100): Promise<number> {
@@ -40,19 +45,38 @@ export function createRelay(db: Db, bus: EventBus, logger: Logger) {
     }
   }
 
+  /** Publishes now; a failed run is tried again after RETRY_MS, so a bus outage delays events, never loses them. */
+  function wake(): void {
+    // Outside the waking request's trace: each event carries the trace of the change that wrote it.
+    void context.with(ROOT_CONTEXT, drain).catch((err) => {
+      logger.error({ err }, 'outbox relay failed; retrying');
+      if (retry || stopped) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        wake();
+      }, RETRY_MS);
+      retry.unref();
+    });
+  }
+
   return {
     drain,
     /** Publishes soon after a commit, without making the committing request wait for the bus. */
-    wake() {
-      // Outside the waking request's trace: each event carries the trace of the change that wrote it.
-      void context.with(ROOT_CONTEXT, drain).catch((err) => logger.error({ err }, 'outbox relay failed; retrying on the next tick'));
-    },
-    start(intervalMs = 500) {
-      timer = setInterval(() => this.wake(), intervalMs);
+    wake,
+    /**
+     * Every writer of the outbox wakes the relay after its commit, so the timer is only a safety net: for rows a
+     * crashed replica committed and never published.
+     */
+    start(intervalMs = 5_000) {
+      stopped = false;
+      timer = setInterval(wake, intervalMs);
       timer.unref();
+      wake();
     },
     async stop() {
+      stopped = true;
       if (timer) clearInterval(timer);
+      if (retry) clearTimeout(retry);
       await drain().catch((err) => logger.error({ err }, 'outbox relay failed at shutdown'));
     },
   };

@@ -3,10 +3,11 @@ import { createSimulatedQueue } from '@gateway/upstreams';
 import { type SpendFixture, spendFixture, testContext } from '@gateway/spend/src/testing';
 import { PaidCall, holdRecordToJSON } from '@gateway/spend';
 import { newRequestId } from '@gateway/service-kit';
+import { waitFor } from '@gateway/testing';
 import type { MediaFilesPort } from '../media/port';
 import { migrations } from '../migrations';
 import type { JobRow } from '../store/job-row';
-import { findJobById, insertJob } from '../store/jobs';
+import { findJobById, insertJob, nextClaimIn } from '../store/jobs';
 import { createRelay } from '../store/relay';
 import { jobWorstCase } from '../submit/pricing';
 import { createWorker } from './worker';
@@ -39,7 +40,7 @@ describeOnEngines('jobs worker', (engine) => {
   afterEach(async () => spend.close());
 
   const protocol = createSimulatedQueue(() => clock);
-  function worker(opts: { timeoutMs?: number } = {}) {
+  function worker(opts: { timeoutMs?: number; idleMs?: number } = {}) {
     return createWorker(
       {
         db: t.db,
@@ -52,7 +53,7 @@ describeOnEngines('jobs worker', (engine) => {
         pollIntervalMs: 0,
         timeoutMs: opts.timeoutMs ?? 60_000,
       },
-      { leaseMs: 60_000 },
+      { leaseMs: 60_000, idleMs: opts.idleMs },
     );
   }
 
@@ -134,6 +135,44 @@ describeOnEngines('jobs worker', (engine) => {
     expect(done?.error).toMatchObject({ code: 'invalid_request', status: 400 });
     await settledThroughOutbox();
     expect(spend.billing.closes.map((c) => c.outcome)).toEqual(['release']);
+    await w.stop();
+  });
+
+  /** Other tests' jobs (this suite shares one database) are put a day away, so only `id` is due soon. */
+  const onlyDueSoon = (id: string) =>
+    t.db.query(`UPDATE jobs SET next_poll_at = now() + interval '1 day' WHERE status IN ('queued', 'running') AND id <> $1`, [id]);
+
+  it('a started worker wakes when the next job is due, not after its idle sleep, and without being told', async () => {
+    const job = await submitted('a/video', { prompt: 'p', duration: 1 });
+    await onlyDueSoon(job.id);
+    await t.db.query(`UPDATE jobs SET next_poll_at = now() + interval '1 second' WHERE id = $1`, [job.id]);
+    const soonest = await nextClaimIn(t.db);
+    expect(soonest).toBeGreaterThan(500);
+    expect(soonest).toBeLessThanOrEqual(1_000);
+    const w = worker({ idleMs: 3_600_000 });
+    w.start();
+    // Its first pass finds nothing due; only the sleep it chose brings it back, an hour before its idle bound.
+    await waitFor(async () => (await findJobById(t.db, job.id))?.ticket != null, 'the worker to submit the job once it was due', 20_000);
+    await w.stop();
+  });
+
+  it('a job leased by a worker that died is due when the lease lapses, and a sleeping worker takes it over then', async () => {
+    const job = await submitted('a/video', { prompt: 'p', duration: 1 });
+    await onlyDueSoon(job.id);
+    await t.db.query(`UPDATE jobs SET next_poll_at = now(), lease_owner = 'worker_dead', lease_until = now() + interval '1 second' WHERE id = $1`, [
+      job.id,
+    ]);
+    // Due now, but not claimable before the lease lapses: the sleep runs to the lease's end.
+    const soonest = await nextClaimIn(t.db);
+    expect(soonest).toBeGreaterThan(500);
+    expect(soonest).toBeLessThanOrEqual(1_000);
+    const w = worker({ idleMs: 3_600_000 });
+    w.start();
+    await waitFor(
+      async () => (await findJobById(t.db, job.id))?.lease_owner !== 'worker_dead',
+      'a live worker to take the lapsed lease over',
+      20_000,
+    );
     await w.stop();
   });
 });

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
-import { claimDue, releaseLease } from '../store/jobs';
+import { claimDue, nextClaimIn, releaseLease } from '../store/jobs';
 import { type DriveDeps, driveJob, pollDelay } from './drive';
 
 const tracer = trace.getTracer('@gateway/jobs');
@@ -11,8 +11,17 @@ export interface WorkerOptions {
   leaseMs: number;
   /** Jobs driven at once by this worker. */
   concurrency?: number;
-  tickMs?: number;
+  /**
+   * The longest the worker sleeps when nothing is due (5 s): how late it may notice a job that no wake announced,
+   * such as one written by a replica that died before driving it. Otherwise it sleeps until the next job is due.
+   */
+  idleMs?: number;
 }
+
+/** The shortest sleep between passes, so a job due again at once cannot spin the worker. */
+const SOONEST_MS = 20;
+/** The sleep after a pass that could not read the database: a retry, without a log line per millisecond. */
+const RETRY_MS = 500;
 
 /**
  * The job worker: leases due jobs and drives each one step. Any number run against one database (one per
@@ -21,7 +30,9 @@ export interface WorkerOptions {
 export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts: WorkerOptions) {
   const owner = `worker_${crypto.randomBytes(6).toString('hex')}`;
   const concurrency = opts.concurrency ?? 8;
+  const idleMs = opts.idleMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
+  let started = false;
   let stopped = false;
   let ticking: Promise<void> | undefined;
   let again = false;
@@ -47,7 +58,28 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
     return jobs.length;
   }
 
-  /** One pass at a time; a wake during a pass runs another right after it. */
+  /**
+   * Sleeps until the next job is due (or its lease lapses), between SOONEST_MS and idleMs. An idle gateway then
+   * reads its jobs table once per idleMs instead of four times a second, and a due job is driven when it is due
+   * rather than at the next poll.
+   */
+  async function sleepUntilDue(failed: boolean): Promise<void> {
+    let ms = failed ? RETRY_MS : idleMs;
+    if (!failed) {
+      try {
+        ms = Math.min(idleMs, (await nextClaimIn(deps.db)) ?? idleMs);
+      } catch (err) {
+        deps.logger.error({ err }, 'job worker could not read when the next job is due');
+        ms = RETRY_MS;
+      }
+    }
+    if (timer) clearTimeout(timer);
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), Math.max(SOONEST_MS, ms));
+    timer.unref();
+  }
+
+  /** One pass at a time; a wake during a pass (or while it picks its sleep) runs another right after it. */
   function tick(): Promise<void> {
     if (ticking) {
       again = true;
@@ -57,11 +89,14 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
       do {
         again = false;
         if (stopped) break;
+        let failed = false;
         try {
           while (!stopped && (await tickOnce()) === concurrency) {}
         } catch (err) {
+          failed = true;
           deps.logger.error({ err }, 'job worker pass failed');
         }
+        if (started && !again) await sleepUntilDue(failed);
       } while (again);
     })().finally(() => {
       ticking = undefined;
@@ -76,13 +111,14 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
       void tick();
     },
     start() {
-      timer = setInterval(() => void tick(), opts.tickMs ?? 250);
-      timer.unref();
+      started = true;
+      void tick();
     },
     async stop() {
       stopped = true;
-      if (timer) clearInterval(timer);
+      if (timer) clearTimeout(timer);
       await ticking;
+      if (timer) clearTimeout(timer);
     },
   };
 }
