@@ -122,7 +122,7 @@ describe('PaidCall', () => {
     const client = new AbortController();
     const hangUp: Behaviour = ({ signal }) => {
       client.abort();
-      throw signal.reason;
+      throw signal?.reason ?? new Error('the call carried no signal');
     };
     const { answer, tried } = await run(['acme/a'], { 'p1/a': hangUp, 'p2/a': answers('never asked') }, { signal: client.signal });
     await expect(answer).rejects.toThrow(/client closed the request/);

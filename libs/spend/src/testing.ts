@@ -176,7 +176,7 @@ export interface UpstreamCall {
   endpoint: string;
   stream: boolean;
   body: Record<string, unknown>;
-  signal: AbortSignal;
+  signal?: AbortSignal;
 }
 
 export type Behaviour = (call: UpstreamCall) => Reply | Promise<Reply>;
@@ -205,7 +205,7 @@ export interface FakeUpstream {
  */
 export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstream {
   const calls: UpstreamCall[] = [];
-  const reply = async (ep: ResolvedEndpoint, body: Record<string, unknown>, signal: AbortSignal, stream: boolean): Promise<Reply> => {
+  const reply = async (ep: ResolvedEndpoint, body: Record<string, unknown>, signal: AbortSignal | undefined, stream: boolean): Promise<Reply> => {
     const call = { endpoint: ep.key, stream, body, signal };
     calls.push(call);
     const behaviour = behaviours[ep.key];
@@ -232,10 +232,10 @@ export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstrea
         return (async function* () {
           yield chunk({ role: 'assistant', content: '' });
           for (const piece of r.pieces) {
-            opts.signal.throwIfAborted();
+            opts.signal?.throwIfAborted();
             yield chunk({ content: piece });
           }
-          opts.signal.throwIfAborted();
+          opts.signal?.throwIfAborted();
           if (r.breakWith) throw r.breakWith;
           yield chunk({}, r.finishReason ?? 'stop');
           if (r.usage) yield { ...head(ep), object: 'chat.completion.chunk', choices: [], usage: r.usage };

@@ -38,7 +38,11 @@ export interface ChatChunk {
 }
 
 export interface CallOptions {
-  signal: AbortSignal;
+  /**
+   * Aborts the call when the client leaves (streams). Calls whose answer is settled whatever the client does pass
+   * none: a signal per call costs an AbortController and undici's listener on it, on every billed request.
+   */
+  signal?: AbortSignal;
   requestId: string;
   /** The model's max_output_tokens, for protocols that must always send a limit (the message API). */
   maxOutputTokens?: number;

@@ -65,7 +65,7 @@ export interface FalCall {
   method: 'GET' | 'POST' | 'PUT';
   url: string;
   body?: Record<string, unknown>;
-  signal: AbortSignal;
+  signal?: AbortSignal;
   requestId?: string;
 }
 

@@ -26,7 +26,7 @@ function fakeSpeech(voices: Record<string, Voice>) {
         contentType: v.contentType ?? 'audio/wav',
         body: (async function* () {
           for (const c of v.chunks ?? []) {
-            opts.signal.throwIfAborted();
+            opts.signal?.throwIfAborted();
             yield Buffer.from(c);
           }
           if (v.breakWith) throw v.breakWith;

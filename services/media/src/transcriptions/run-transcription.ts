@@ -37,7 +37,7 @@ export async function runTranscription(
   });
   return guarded(paid, async () => {
     const { result, model } = await paid.call((_m, ep) =>
-      protocolAt(deps, ep, 'transcriptions').transcribe(ep, call.request, { signal: new AbortController().signal, requestId: ctx.requestId }),
+      protocolAt(deps, ep, 'transcriptions').transcribe(ep, call.request, { requestId: ctx.requestId }),
     );
     // 0 s for a recording that measured longer means "not counted", not "free".
     const reported = result.durationSeconds !== undefined && result.durationSeconds > 0 ? result.durationSeconds : undefined;

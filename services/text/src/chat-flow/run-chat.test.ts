@@ -211,7 +211,7 @@ describe('chat flow', () => {
       const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat', 'p2/chat'] }], {
         'p1/chat': ({ signal }) => {
           c.leave();
-          throw signal.reason;
+          throw signal?.reason ?? new Error('the call carried no signal');
         },
         'p2/chat': answers('never asked'),
       });

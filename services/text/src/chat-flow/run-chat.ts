@@ -100,11 +100,7 @@ export async function completeChats(
       [];
     for (const body of bodies) {
       const { result, model } = await paid.call((m, ep) =>
-        protocol(deps, ep.provider.kind).chat(
-          ep,
-          { ...body, stream: false },
-          { signal: new AbortController().signal, requestId, maxOutputTokens: m.config.max_output_tokens },
-        ),
+        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { requestId, maxOutputTokens: m.config.max_output_tokens }),
       );
       const u = result.usage ?? {
         prompt_tokens: await countTokensAsync(promptText(body)),

@@ -56,7 +56,7 @@ export async function runInputBilled<P, T>(
       const protocol = deps.protocolOf(ep.provider.kind);
       // A provider kind without this capability fails over like any broken endpoint.
       if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve ${call.category} models`);
-      return call.attempt(protocol, ep, { signal: new AbortController().signal, requestId: ctx.requestId });
+      return call.attempt(protocol, ep, { requestId: ctx.requestId });
     });
     const tokens = await call.inputTokens(result);
     const cost = await paid.settle({ chargeNano: inputCharge(model, tokens), tokensPrompt: tokens, tokensCompletion: 0, finishReason: null });
