@@ -2,6 +2,7 @@ import { Agent, type Dispatcher, type FormData } from 'undici';
 import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
+import { dispatchWhole } from './whole-answer';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -15,12 +16,18 @@ export type JsonPost = (
   accept?: string,
 ) => Promise<Dispatcher.ResponseData>;
 
+/** Sends `payload` as JSON and reads the whole answer, which must be JSON: for the calls that are not streamed. */
+export type JsonCall = (ep: ResolvedEndpoint, path: string, payload: Record<string, unknown>, opts: CallOptions) => Promise<unknown>;
+
 /** Sends a multipart/form-data body (undici writes the boundary and the content type). */
 export type FormPost = (ep: ResolvedEndpoint, path: string, form: FormData, opts: CallOptions) => Promise<Dispatcher.ResponseData>;
 
 /** One connection pool per protocol, shared by its JSON and multipart calls. */
 export interface UpstreamClient {
+  /** The answer as it arrives (SSE, audio). */
   json: JsonPost;
+  /** The answer read whole and parsed. */
+  jsonWhole: JsonCall;
   form: FormPost;
 }
 
@@ -56,49 +63,54 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
   const auth = options.auth ?? ((key: string) => ({ authorization: `Bearer ${key}` }));
 
-  const send = async (ep: ResolvedEndpoint, path: string, body: string | FormData, headers: Record<string, string>, opts: CallOptions) => {
+  const requestOf = (ep: ResolvedEndpoint, path: string, body: string | FormData, headers: Record<string, string>, opts: CallOptions) => {
     const timeout = ep.provider.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const apiKey = ep.provider.api_key_env ? env[ep.provider.api_key_env] : undefined;
     // The config schema requires base_url for every HTTP kind; should one slip through, fail over like a dead host.
     if (!ep.provider.base_url) throw new UpstreamError('connect', `provider ${ep.provider.id} has no base_url`);
+    return {
+      ...targetOf(`${ep.provider.base_url.replace(/\/$/, '')}${path}`),
+      method: 'POST' as const,
+      headers: { ...headers, ...options.headers, ...(apiKey ? auth(apiKey) : {}), 'x-request-id': opts.requestId },
+      body,
+      headersTimeout: timeout,
+      // Between body chunks; a stalled stream breaks instead of hanging forever.
+      bodyTimeout: Math.max(timeout, 30_000),
+    };
+  };
+
+  const send = async (ep: ResolvedEndpoint, path: string, body: string | FormData, headers: Record<string, string>, opts: CallOptions) => {
     let res: Dispatcher.ResponseData;
     try {
-      res = await agent.request({
-        ...targetOf(`${ep.provider.base_url.replace(/\/$/, '')}${path}`),
-        method: 'POST',
-        headers: { ...headers, ...options.headers, ...(apiKey ? auth(apiKey) : {}), 'x-request-id': opts.requestId },
-        body,
-        headersTimeout: timeout,
-        // Between body chunks; a stalled stream breaks instead of hanging forever.
-        bodyTimeout: Math.max(timeout, 30_000),
-        signal: opts.signal,
-      });
+      res = await agent.request({ ...requestOf(ep, path, body, headers, opts), signal: opts.signal });
     } catch (e) {
       throw classify(e);
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text().catch(() => '');
-      throw new UpstreamError('status', `upstream answered ${res.statusCode}: ${errorMessageOf(text)}`, res.statusCode);
+      throw statusError(res.statusCode, text);
     }
     return res;
   };
 
+  const jsonHeaders = (accept: string) => ({ 'content-type': 'application/json', accept });
+
   return {
     json: (ep, path, payload, opts, accept) =>
-      send(
-        ep,
-        path,
-        JSON.stringify(payload),
-        { 'content-type': 'application/json', accept: accept ?? (payload.stream ? 'text/event-stream' : 'application/json') },
-        opts,
-      ),
+      send(ep, path, JSON.stringify(payload), jsonHeaders(accept ?? (payload.stream ? 'text/event-stream' : 'application/json')), opts),
+    jsonWhole: async (ep, path, payload, opts) => {
+      const request = requestOf(ep, path, JSON.stringify(payload), jsonHeaders('application/json'), opts);
+      let answer: { statusCode: number; text: string };
+      try {
+        answer = await dispatchWhole(agent, request, opts.signal);
+      } catch (e) {
+        throw classify(e);
+      }
+      if (answer.statusCode >= 400) throw statusError(answer.statusCode, answer.text);
+      return parseAnswer(answer.text);
+    },
     form: (ep, path, form, opts) => send(ep, path, form, { accept: '*/*' }, opts),
   };
-}
-
-/** The JSON half of a client, for protocols that send nothing else. */
-export function createJsonPost(options: JsonPostOptions = {}, env: NodeJS.ProcessEnv = process.env): JsonPost {
-  return createUpstreamClient(options, env).json;
 }
 
 /** The whole answer as text; a connection that breaks while it is read fails over like any other. */
@@ -110,14 +122,17 @@ export async function readText(res: Dispatcher.ResponseData): Promise<string> {
   }
 }
 
-/** The whole answer as JSON; an answer that is not JSON is the upstream's fault, so the next endpoint may take over. */
-export async function readJson(res: Dispatcher.ResponseData): Promise<unknown> {
-  const text = await readText(res);
+/** An answer that is not JSON is the upstream's fault, so the next endpoint may take over. */
+function parseAnswer(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
     throw new UpstreamError('protocol', 'upstream answer is not JSON');
   }
+}
+
+function statusError(status: number, text: string): UpstreamError {
+  return new UpstreamError('status', `upstream answered ${status}: ${errorMessageOf(text)}`, status);
 }
 
 /** A response header's (first) value. */

@@ -9,7 +9,8 @@ describe('token counts', () => {
     const [a, b] = await Promise.all([countTokensAsync(large), countTokensAsync(`${large}!`)]);
     expect(a).toBe(countTokens(large));
     expect(b).toBe(countTokens(`${large}!`));
-  });
+    // The worker loads its own encoder first: seconds on a busy 2-core machine, beyond jest's 5 s default.
+  }, 30_000);
 
   it('counts a small text in place', async () => {
     expect(await countTokensAsync('hello world')).toBe(countTokens('hello world'));

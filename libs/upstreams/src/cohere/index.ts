@@ -1,6 +1,6 @@
 import type { RerankProtocol } from '../types';
 // The JSON-over-HTTP client is shared with openai/ so both classify connect errors, timeouts and statuses alike.
-import { createJsonPost, readJson } from '../http';
+import { createUpstreamClient } from '../http';
 import { cohereRerankBody, readCohereRerank } from './translate';
 
 /**
@@ -8,11 +8,10 @@ import { cohereRerankBody, readCohereRerank } from './translate';
  * token. 429 and 5xx fail over; 400 and 422 are the client's own mistake and do not (see upstream-error.ts).
  */
 export function createCohereProtocol(env: NodeJS.ProcessEnv = process.env): RerankProtocol {
-  const post = createJsonPost({}, env);
+  const { jsonWhole } = createUpstreamClient({}, env);
   return {
     async rerank(ep, body, opts) {
-      const res = await post(ep, '/rerank', { model: ep.upstreamModel, ...cohereRerankBody(body) }, opts);
-      return readCohereRerank(await readJson(res), body.documents.length);
+      return readCohereRerank(await jsonWhole(ep, '/rerank', { model: ep.upstreamModel, ...cohereRerankBody(body) }, opts), body.documents.length);
     },
   };
 }

@@ -1,14 +1,14 @@
 import type { EmbeddingProtocol, EmbeddingResult } from '../types';
 import { UpstreamError } from '../upstream-error';
-import { readJson, type JsonPost } from '../http';
+import type { JsonCall } from '../http';
 
 /**
  * POST {base_url}/embeddings. Floats are always asked for: the route encodes base64 itself, so every provider
  * kind answers the client the same way whatever it supports.
  */
-export function openAIEmbed(post: JsonPost): EmbeddingProtocol['embed'] {
+export function openAIEmbed(call: JsonCall): EmbeddingProtocol['embed'] {
   return async (ep, body, opts) => {
-    const res = await post(
+    const answer = await call(
       ep,
       '/embeddings',
       {
@@ -20,7 +20,7 @@ export function openAIEmbed(post: JsonPost): EmbeddingProtocol['embed'] {
       },
       opts,
     );
-    return readEmbeddings(await readJson(res), body.input.length);
+    return readEmbeddings(answer, body.input.length);
   };
 }
 

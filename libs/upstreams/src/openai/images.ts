@@ -1,6 +1,6 @@
 import type { GeneratedImage, ImageProtocol, ImageRequest, ImageResult } from '../types';
 import { UpstreamError } from '../upstream-error';
-import { readJson, type JsonPost } from '../http';
+import type { JsonCall } from '../http';
 import { sniffImageType } from '../mime';
 import { openAISize } from './image-size';
 
@@ -8,11 +8,8 @@ import { openAISize } from './image-size';
  * POST {base_url}/images/generations. No response_format is asked for: gpt-image models do not take it and always
  * answer base64, DALL·E-style servers answer URLs by default; both are read (a caller wanting one passes `extra`).
  */
-export function openAIImages(post: JsonPost): ImageProtocol['generateImages'] {
-  return async (ep, req, opts) => {
-    const res = await post(ep, '/images/generations', imagesBody(ep.upstreamModel, req), opts);
-    return readImages(await readJson(res), req.n);
-  };
+export function openAIImages(call: JsonCall): ImageProtocol['generateImages'] {
+  return async (ep, req, opts) => readImages(await call(ep, '/images/generations', imagesBody(ep.upstreamModel, req), opts), req.n);
 }
 
 /**

@@ -19,14 +19,9 @@ export function createOpenAIProtocol(
 
   return {
     async chat(ep, body, opts) {
-      const res = await post(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: false }, opts);
-      try {
-        const json = (await res.body.json()) as ChatCompletion;
-        if (!json || !Array.isArray(json.choices)) throw new UpstreamError('protocol', 'upstream answer has no choices');
-        return json;
-      } catch (e) {
-        throw e instanceof UpstreamError ? e : classify(e);
-      }
+      const json = (await client.jsonWhole(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: false }, opts)) as ChatCompletion;
+      if (!json || !Array.isArray(json.choices)) throw new UpstreamError('protocol', 'upstream answer has no choices');
+      return json;
     },
     async chatStream(ep, body, opts) {
       const streamOptions = { ...((body.stream_options as object) ?? {}), include_usage: true };
@@ -51,8 +46,8 @@ export function createOpenAIProtocol(
         }
       })();
     },
-    embed: openAIEmbed(post),
-    generateImages: openAIImages(post),
+    embed: openAIEmbed(client.jsonWhole),
+    generateImages: openAIImages(client.jsonWhole),
     speech: openAISpeech(post),
     transcribe: openAITranscribe(client.form),
   };

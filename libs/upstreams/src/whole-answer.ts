@@ -1,0 +1,52 @@
+import type { Dispatcher } from 'undici';
+
+/** A non-streamed answer, read to its end. */
+export interface WholeAnswer {
+  statusCode: number;
+  text: string;
+}
+
+/**
+ * Dispatches one request and collects its answer in memory. undici's `request` wraps every answer in a Readable, an
+ * AsyncResource and a parsed header object; a non-streamed call reads none of them, and the hot routes (chat,
+ * embeddings, rerank) are mostly non-streamed. Errors are undici's own, so `classify` reads them as before.
+ */
+export function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal?: AbortSignal): Promise<WholeAnswer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let statusCode = 0;
+    let stopListening: (() => void) | undefined;
+    dispatcher.dispatch(options, {
+      onConnect(abort) {
+        if (!signal) return;
+        if (signal.aborted) return abort(signal.reason);
+        const onAbort = () => abort(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        stopListening = () => signal.removeEventListener('abort', onAbort);
+      },
+      onHeaders(status) {
+        // 1xx answers (100 Continue, 103 Early Hints) come before the final one.
+        if (status >= 200) statusCode = status;
+        return true;
+      },
+      onData(chunk) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        stopListening?.();
+        resolve({ statusCode, text: utf8(chunks) });
+      },
+      onError(err) {
+        stopListening?.();
+        reject(err);
+      },
+    });
+  });
+}
+
+/** As undici's `body.text()` decodes: UTF-8, a leading byte-order mark dropped. */
+function utf8(chunks: Buffer[]): string {
+  const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
