@@ -85,6 +85,15 @@ describe('jsonWhole', () => {
     expect(await failure()).toMatchObject({ kind: 'broken_stream', clientFault: false });
   });
 
+  it("keeps an error answer's status when the upstream hangs up in its body: a cut 400 is still the client's fault", async () => {
+    respond = (res) => {
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"error":{"message":"bad');
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    expect(await failure()).toMatchObject({ kind: 'status', status: 400, clientFault: true });
+  });
+
   it('fails over as a timeout when no head arrives within timeout_ms', async () => {
     respond = () => {
       /* never answers */

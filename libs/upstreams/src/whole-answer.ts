@@ -39,7 +39,9 @@ export function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.Dispat
       },
       onError(err) {
         stopListening?.();
-        reject(err);
+        // An error answer cut short still said its status, which decides whether the client is at fault.
+        if (statusCode >= 400) resolve({ statusCode, text: utf8(chunks) });
+        else reject(err);
       },
     });
   });
