@@ -2,7 +2,7 @@ import { Agent, type Dispatcher, type FormData } from 'undici';
 import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
-import { dispatchWhole } from './whole-answer';
+import { dispatchWhole, type WholeAnswer } from './whole-answer';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -100,7 +100,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
       send(ep, path, JSON.stringify(payload), jsonHeaders(accept ?? (payload.stream ? 'text/event-stream' : 'application/json')), opts),
     jsonWhole: async (ep, path, payload, opts) => {
       const request = requestOf(ep, path, JSON.stringify(payload), jsonHeaders('application/json'), opts);
-      let answer: { statusCode: number; text: string };
+      let answer: WholeAnswer;
       try {
         answer = await dispatchWhole(agent, request, opts.signal);
       } catch (e) {
