@@ -8,7 +8,7 @@ export interface Queryable {
 
 /**
  * The storage port. Fleet services get `pg` (a pool on PostgreSQL, search_path set to the service's schema);
- * the embedded gateway gets PGlite (one in-process database per service under GATEWAY_DATA_DIR).
+ * the embedded gateway gets PGlite under GATEWAY_DATA_DIR (billing's own, and one the other services share, a schema each).
  * Both speak the same SQL, so migrations and queries are written once.
  */
 export interface Db extends Queryable {

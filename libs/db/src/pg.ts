@@ -1,13 +1,12 @@
 import { Pool, types } from 'pg';
 import type { Db, Queryable, Row } from './db';
+import { SCHEMA_NAME } from './schema-name';
 
 // int8 and numeric arrive as strings from pg; the ledger converts them with BigInt, never Number.
 types.setTypeParser(20, (v) => v);
 
-const SCHEMA = /^[a-z_][a-z0-9_]*$/;
-
 export function openPg(url: string, schema: string, opts: { max?: number } = {}): Db {
-  if (!SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
   const pool = new Pool({ connectionString: url, max: opts.max ?? 10, options: `-c search_path=${schema},public` });
   // A dropped idle connection must not crash the process; the next query gets a fresh one.
   pool.on('error', () => undefined);
@@ -58,7 +57,7 @@ export function openPg(url: string, schema: string, opts: { max?: number } = {})
 
 /** Creates the service's schema before the pool's search_path can point at it. */
 export async function ensureSchema(url: string, schema: string): Promise<void> {
-  if (!SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
   const pool = new Pool({ connectionString: url, max: 1 });
   try {
     await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((e: { code?: string }) => {

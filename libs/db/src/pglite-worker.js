@@ -16,8 +16,21 @@ const { PGlite } = require('@electric-sql/pglite');
   const waiting = [];
   const serialize = (rows) => JSON.parse(JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
 
+  // Several services may share this one session, each in its own schema (pglite.ts checks the names): a message
+  // carries its schema, and the session's search_path follows it, as each fleet service's pool sets its own.
+  // Set outside transactions only, so a rollback never takes the setting back with it.
+  let searchPath = null;
+  async function useSchema(schema) {
+    const wanted = schema || null;
+    if (wanted === searchPath) return;
+    await pg.exec(wanted ? `SET search_path TO "${wanted}", public` : 'RESET search_path');
+    searchPath = wanted;
+  }
+
   async function run(msg) {
-    const conn = tx && tx.id === msg.tx ? tx.conn : pg;
+    const inTx = tx && tx.id === msg.tx;
+    if (!inTx && msg.op !== 'close') await useSchema(msg.schema);
+    const conn = inTx ? tx.conn : pg;
     switch (msg.op) {
       case 'query':
         return serialize((await conn.query(msg.sql, msg.params)).rows);

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
+import { SCHEMA_NAME } from './schema-name';
 
 /** What pglite-worker.js posts back for each request. */
 type WorkerReply =
@@ -9,14 +10,45 @@ type WorkerReply =
   | { id: number; ok: false; error: { message: string; code?: string; constraint?: string } };
 
 /**
- * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
- * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests).
+ * One PGlite that several services share, each in a schema of its own, as the fleet's services share one
+ * PostgreSQL server: one WebAssembly heap (about 250-320 MiB whatever the data) and one worker thread instead of
+ * one per service. PGlite has a single session, so a transaction holds it for every schema: a service must never
+ * wait, inside its transaction, on another schema of the same host (it would wait forever).
  */
+export interface PgliteHost {
+  /** The database as one service sees it: its own schema (created if missing) first on the search path. */
+  schema(name: string): Promise<Db>;
+}
+
+/**
+ * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
+ * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests). The worker ends when the last schema
+ * opened on it is closed.
+ */
+export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
+  const conn = await connect(dir);
+  return {
+    async schema(name) {
+      if (!SCHEMA_NAME.test(name)) throw new Error(`bad schema name ${name}`);
+      const db = conn.view(name);
+      await db.exec(`CREATE SCHEMA IF NOT EXISTS "${name}"`);
+      return db;
+    },
+  };
+}
+
+/** A PGlite of one's own, its tables in the default schema. */
 export async function openPglite(dir?: string): Promise<Db> {
+  return (await connect(dir)).view(undefined);
+}
+
+async function connect(dir: string | undefined) {
   const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, wasmModule: await pgliteModule() } });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
+  // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
   let nextTx = 1;
+  let open = 0;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
@@ -42,36 +74,47 @@ export async function openPglite(dir?: string): Promise<Db> {
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       worker.postMessage({ ...msg, id });
     });
-  const on = (tx?: number): Queryable => ({
-    query: <T extends Row>(sql: string, params?: unknown[]) =>
-      send<T[]>({ op: 'query', sql, params: params?.map((p) => (typeof p === 'bigint' ? p.toString() : p)), tx }),
-    exec: (sql: string) => send<void>({ op: 'exec', sql, tx }),
-  });
-  const base = on();
-  return {
-    kind: 'pglite',
-    query: base.query,
-    exec: base.exec,
-    async transaction(fn) {
-      const tx = nextTx++;
-      await send({ op: 'begin', tx });
-      try {
-        const out = await fn(on(tx));
-        await send({ op: 'commit', tx });
-        return out;
-      } catch (e) {
-        await send({ op: 'rollback', tx }).catch(() => undefined);
-        throw e;
-      }
-    },
-    async ping() {
-      await base.query('SELECT 1');
-    },
-    async close() {
-      await send({ op: 'close' }).catch(() => undefined);
-      await worker.terminate();
-    },
-  };
+
+  function view(schema: string | undefined): Db {
+    open++;
+    let closed = false;
+    const post = <T>(msg: Record<string, unknown>): Promise<T> =>
+      closed ? Promise.reject(new Error('the database is closed')) : send<T>({ ...msg, schema });
+    const on = (tx?: number): Queryable => ({
+      query: <T extends Row>(sql: string, params?: unknown[]) =>
+        post<T[]>({ op: 'query', sql, params: params?.map((p) => (typeof p === 'bigint' ? p.toString() : p)), tx }),
+      exec: (sql: string) => post<void>({ op: 'exec', sql, tx }),
+    });
+    const base = on();
+    return {
+      kind: 'pglite',
+      query: base.query,
+      exec: base.exec,
+      async transaction(fn) {
+        const tx = nextTx++;
+        await post({ op: 'begin', tx });
+        try {
+          const out = await fn(on(tx));
+          await post({ op: 'commit', tx });
+          return out;
+        } catch (e) {
+          await post({ op: 'rollback', tx }).catch(() => undefined);
+          throw e;
+        }
+      },
+      async ping() {
+        await base.query('SELECT 1');
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        if (--open > 0) return;
+        await send({ op: 'close' }).catch(() => undefined);
+        await worker.terminate();
+      },
+    };
+  }
+  return { view };
 }
 
 let compiling: Promise<WebAssembly.Module | undefined> | undefined;

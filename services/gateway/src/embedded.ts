@@ -1,8 +1,8 @@
-import { createBillingService, ensureDemoAccount, migrations as billingMigrations } from '@gateway/billing';
+import { createBillingService, ensureDemoAccount } from '@gateway/billing';
 import { openBus } from '@gateway/bus';
-import { migrations as catalogueMigrations, openCatalogue, redisPing } from '@gateway/catalogue';
+import { openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
-import { openServiceDb, type Db } from '@gateway/db';
+import type { Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
@@ -10,9 +10,10 @@ import { Circuits, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
-import { migrations as mediaMigrations, openMedia, s3OptionsOf } from '@gateway/media';
-import { inProcessMediaFiles, migrations as jobsMigrations, openJobs } from '@gateway/jobs';
-import { createMcpService, migrations as mcpMigrations } from '@gateway/mcp';
+import { openMedia, s3OptionsOf } from '@gateway/media';
+import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
+import { createMcpService } from '@gateway/mcp';
+import { openEmbeddedDatabases } from './databases';
 
 export interface EmbeddedGateway {
   served: Served;
@@ -43,15 +44,8 @@ export async function startEmbedded(
   const registry = buildRegistry(config);
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
-  // Every service's database at once: each PGlite boots in its own worker thread, so they start side by side.
-  const where = { databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir };
-  const [billingDb, mediaDb, jobsDb, catalogueDb, mcpDb] = await Promise.all([
-    openServiceDb('billing', billingMigrations, where),
-    openServiceDb('media', mediaMigrations, where),
-    openServiceDb('jobs', jobsMigrations, where),
-    openServiceDb('catalogue', catalogueMigrations, where),
-    openServiceDb('mcp', mcpMigrations, where),
-  ]);
+  const dbs = await openEmbeddedDatabases({ databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir }, logger);
+  const { billing: billingDb, media: mediaDb, jobs: jobsDb, catalogue: catalogueDb, mcp: mcpDb } = dbs;
 
   let keys: KeyCache | undefined;
   const billing = await createBillingService({

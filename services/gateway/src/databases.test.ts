@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openServiceDb, type Db } from '@gateway/db';
+import { migrations as jobsMigrations } from '@gateway/jobs';
+import { createLogger } from '@gateway/service-kit';
+import { type EmbeddedDatabases, openEmbeddedDatabases } from './databases';
+
+const logger = createLogger('test', 'silent');
+const tableExists = async (db: Db, table: string) =>
+  (await db.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table]))[0].t !== null;
+const closeAll = async (d: EmbeddedDatabases) => {
+  for (const db of [d.billing, d.media, d.jobs, d.catalogue, d.mcp]) await db.close();
+};
+
+describe('the embedded gateway databases', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-embedded-dbs-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a new data directory holds two PGlites: billing, and the other four services in a schema each', async () => {
+    const dbs = await openEmbeddedDatabases({ dataDir: dir }, logger);
+    expect(dbs.layout).toBe('shared');
+    expect(fs.readdirSync(dir).sort()).toEqual(['billing', 'services']);
+    // Each service sees its own tables only, as on PostgreSQL.
+    expect(await tableExists(dbs.jobs, 'jobs')).toBe(true);
+    expect(await tableExists(dbs.jobs, 'accounts')).toBe(false);
+    expect(await tableExists(dbs.catalogue, 'jobs')).toBe(false);
+    expect(await tableExists(dbs.billing, 'accounts')).toBe(true);
+    const schemas = await dbs.mcp.query<{ s: string }>(
+      `SELECT nspname AS s FROM pg_namespace WHERE nspname IN ('media', 'jobs', 'catalogue', 'mcp', 'billing') ORDER BY 1`,
+    );
+    expect(schemas.map((r) => r.s)).toEqual(['catalogue', 'jobs', 'mcp', 'media']);
+    await closeAll(dbs);
+  }, 60_000);
+
+  it('a data directory from before the sharing keeps a database per service, and its rows', async () => {
+    // The layout every data directory had until now: <dir>/jobs is the jobs service's own PGlite.
+    const old = await openServiceDb('jobs', jobsMigrations, { dataDir: dir });
+    await old.query(`CREATE TABLE kept_from_before (note text)`);
+    await old.query(`INSERT INTO kept_from_before VALUES ('still here')`);
+    await old.close();
+
+    const dbs = await openEmbeddedDatabases({ dataDir: dir }, logger);
+    expect(dbs.layout).toBe('per-service');
+    expect(await dbs.jobs.query('SELECT note FROM kept_from_before')).toEqual([{ note: 'still here' }]);
+    expect(fs.existsSync(path.join(dir, 'services'))).toBe(false);
+    await closeAll(dbs);
+  }, 60_000);
+});

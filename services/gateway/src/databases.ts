@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { migrations as billingMigrations } from '@gateway/billing';
+import { migrations as catalogueMigrations } from '@gateway/catalogue';
+import { openPgliteHost, openServiceDb, type Db, type Migration } from '@gateway/db';
+import { migrations as jobsMigrations } from '@gateway/jobs';
+import { migrations as mcpMigrations } from '@gateway/mcp';
+import { migrations as mediaMigrations } from '@gateway/media';
+import type { Logger } from '@gateway/service-kit';
+
+export interface EmbeddedDatabases {
+  billing: Db;
+  media: Db;
+  jobs: Db;
+  catalogue: Db;
+  mcp: Db;
+  /** Where the tables are: PostgreSQL schemas (DATABASE_URL), billing's PGlite and one shared PGlite, or one PGlite per service. */
+  layout: 'postgres' | 'shared' | 'per-service';
+}
+
+const SHARING = ['media', 'jobs', 'catalogue', 'mcp'] as const;
+/** The directory, under the data directory, of the PGlite the services other than billing share. */
+export const SHARED_DIR = 'services';
+
+/**
+ * Every service's database for the embedded gateway. On PostgreSQL each gets its schema, as in the fleet. On PGlite,
+ * billing keeps a database of its own and the other four share one, a schema each: each PGlite is a WebAssembly
+ * heap of 250-320 MiB whatever it holds, so five made the process about 1.6 GB. Billing stays apart because other
+ * services call it inside their own transactions (a video submission places its hold while it holds the jobs
+ * table's account lock), and PGlite's one session would make that call wait for the very transaction waiting on it;
+ * apart, its write-behind also keeps a worker thread of its own. A data directory written before the sharing (a
+ * directory per service) keeps that layout, so an upgrade loses nothing.
+ */
+export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
+  const { dataDir } = opts;
+  const perService = !opts.databaseUrl && dataDir !== undefined && SHARING.some((s) => fs.existsSync(path.join(dataDir, s)));
+  if (perService) {
+    logger.info(
+      { dataDir },
+      'this data directory keeps a database per service (it predates the shared one); a new data directory uses two, about 0.7 GB less memory',
+    );
+  }
+  const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR));
+  const open = async (service: string, migrations: Migration[]) => openServiceDb(service, migrations, { ...opts, pglite: await host });
+  // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side.
+  const [billing, media, jobs, catalogue, mcp] = await Promise.all([
+    openServiceDb('billing', billingMigrations, opts),
+    open('media', mediaMigrations),
+    open('jobs', jobsMigrations),
+    open('catalogue', catalogueMigrations),
+    open('mcp', mcpMigrations),
+  ]);
+  return { billing, media, jobs, catalogue, mcp, layout: opts.databaseUrl ? 'postgres' : perService ? 'per-service' : 'shared' };
+}
