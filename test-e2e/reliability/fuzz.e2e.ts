@@ -6,7 +6,8 @@ import { type Answer, Tally, answerOf, expectMcpRefusal, expectRefusal } from '.
 import { BODY_ROUTES, type BodyRoute, fuzzConfig, withoutControls, invalidUtf8, withRawField, wrongShape, wrongTypes } from './support/routes';
 
 /**
- * Input fuzzing of every public route of one embedded gateway: generated bodies of wrong shapes and types, past the
+ * Input fuzzing of every public route of one gateway, embedded and then the fleet (whose edge passes bodies on
+ * unread to the service that parses them): generated bodies of wrong shapes and types, past the
  * size limit, nested thousands deep, under wrong content types and encodings, with invalid UTF-8 and duplicate keys;
  * bad credentials, unknown ids, junk queries, header floods and malformed HTTP. Every answer must be a 4xx in the
  * spec's envelope carrying its request id (never a 5xx, never silence), nothing may be held for the fuzzing account,
@@ -16,7 +17,7 @@ import { BODY_ROUTES, type BodyRoute, fuzzConfig, withoutControls, invalidUtf8, 
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const runs = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, ...(seed === undefined ? {} : { seed }) });
 
-describe('input fuzzing of every public route of the embedded gateway', () => {
+describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public route of the %s gateway', (mode) => {
   let gw: TestGateway;
   /** Spends in the controls and the liveness calls; the fuzzing account never may. */
   let probe: { accountId: string; key: string };
@@ -25,14 +26,10 @@ describe('input fuzzing of every public route of the embedded gateway', () => {
   /** The fuzzing account's holds when the test began: a test that placed one fails on its own, not its successors. */
   let holdsBefore = 0;
 
-  useGatewaySuite(
-    'embedded',
-    { upstreams: async () => ({ close: async () => undefined }), config: () => fuzzConfig(DEFAULT_CONFIG), credits: 20 },
-    (s) => {
-      gw = s.gw;
-      probe = s.acct;
-    },
-  );
+  useGatewaySuite(mode, { upstreams: async () => ({ close: async () => undefined }), config: () => fuzzConfig(DEFAULT_CONFIG), credits: 20 }, (s) => {
+    gw = s.gw;
+    probe = s.acct;
+  });
   beforeAll(async () => {
     // Its meter is out of reach, so a refusal is always the input's, never a 429.
     fuzz = await gw.account(5, { rate_limit: { requests: 1_000_000, interval: '60s' } });
@@ -41,7 +38,7 @@ describe('input fuzzing of every public route of the embedded gateway', () => {
     if (fuzz) holdsBefore = await holdCount(gw, fuzz.accountId);
   });
   afterAll(() => {
-    tally.report('gateway-fuzz');
+    tally.report(mode === 'embedded' ? 'gateway-fuzz' : `gateway-fuzz-${mode}`);
   });
 
   const host = () => new URL(gw.url).host;
