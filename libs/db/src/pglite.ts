@@ -49,6 +49,7 @@ async function connect(dir: string | undefined) {
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
   let nextTx = 1;
   let open = 0;
+  let ended = false;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
@@ -76,6 +77,7 @@ async function connect(dir: string | undefined) {
     });
 
   function view(schema: string | undefined): Db {
+    if (ended) throw new Error('this PGlite was closed with the last database on it');
     open++;
     let closed = false;
     const post = <T>(msg: Record<string, unknown>): Promise<T> =>
@@ -109,6 +111,7 @@ async function connect(dir: string | undefined) {
         if (closed) return;
         closed = true;
         if (--open > 0) return;
+        ended = true;
         await send({ op: 'close' }).catch(() => undefined);
         await worker.terminate();
       },

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openServiceDb, type Db } from '@gateway/db';
-import { migrations as jobsMigrations } from '@gateway/jobs';
+import type { Db } from '@gateway/db';
 import { createLogger } from '@gateway/service-kit';
 import { type EmbeddedDatabases, openEmbeddedDatabases } from './databases';
 
@@ -33,20 +32,6 @@ describe('the embedded gateway databases', () => {
       `SELECT nspname AS s FROM pg_namespace WHERE nspname IN ('media', 'jobs', 'catalogue', 'mcp', 'billing') ORDER BY 1`,
     );
     expect(schemas.map((r) => r.s)).toEqual(['catalogue', 'jobs', 'mcp', 'media']);
-    await closeAll(dbs);
-  }, 60_000);
-
-  it('a data directory from before the sharing keeps a database per service, and its rows', async () => {
-    // The layout every data directory had until now: <dir>/jobs is the jobs service's own PGlite.
-    const old = await openServiceDb('jobs', jobsMigrations, { dataDir: dir });
-    await old.query(`CREATE TABLE kept_from_before (note text)`);
-    await old.query(`INSERT INTO kept_from_before VALUES ('still here')`);
-    await old.close();
-
-    const dbs = await openEmbeddedDatabases({ dataDir: dir }, logger);
-    expect(dbs.layout).toBe('per-service');
-    expect(await dbs.jobs.query('SELECT note FROM kept_from_before')).toEqual([{ note: 'still here' }]);
-    expect(fs.existsSync(path.join(dir, 'services'))).toBe(false);
     await closeAll(dbs);
   }, 60_000);
 });

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { migrations as billingMigrations } from '@gateway/billing';
 import { migrations as catalogueMigrations } from '@gateway/catalogue';
-import { openPgliteHost, openServiceDb, type Db, type Migration } from '@gateway/db';
+import { openPgliteHost, openServiceDb, type Db } from '@gateway/db';
 import { migrations as jobsMigrations } from '@gateway/jobs';
 import { migrations as mcpMigrations } from '@gateway/mcp';
 import { migrations as mediaMigrations } from '@gateway/media';
 import type { Logger } from '@gateway/service-kit';
+import { type SharedService, upgradeToSharedLayout } from './shared-layout-upgrade';
 
 export interface EmbeddedDatabases {
   billing: Db;
@@ -18,7 +19,6 @@ export interface EmbeddedDatabases {
   layout: 'postgres' | 'shared' | 'per-service';
 }
 
-const SHARING = ['media', 'jobs', 'catalogue', 'mcp'] as const;
 /** The directory, under the data directory, of the PGlite the services other than billing share. */
 export const SHARED_DIR = 'services';
 
@@ -28,27 +28,33 @@ export const SHARED_DIR = 'services';
  * heap of 250-320 MiB whatever it holds, so five made the process about 1.6 GB. Billing stays apart because other
  * services call it inside their own transactions (a video submission places its hold while it holds the jobs
  * table's account lock), and PGlite's one session would make that call wait for the very transaction waiting on it;
- * apart, its write-behind also keeps a worker thread of its own. A data directory written before the sharing (a
- * directory per service) keeps that layout, so an upgrade loses nothing.
+ * apart, its write-behind also keeps a worker thread of its own. A data directory written with a PGlite per service
+ * is moved onto the shared one at start (shared-layout-upgrade.ts); should that fail, it runs as it was.
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
-  const perService = !opts.databaseUrl && dataDir !== undefined && SHARING.some((s) => fs.existsSync(path.join(dataDir, s)));
-  if (perService) {
-    logger.info(
-      { dataDir },
-      'this data directory keeps a database per service (it predates the shared one); a new data directory uses two, about 0.7 GB less memory',
-    );
+  const sharing: SharedService[] = [
+    { name: 'media', migrations: mediaMigrations },
+    { name: 'jobs', migrations: jobsMigrations },
+    { name: 'catalogue', migrations: catalogueMigrations },
+    { name: 'mcp', migrations: mcpMigrations },
+  ];
+  let perService = false;
+  if (!opts.databaseUrl && dataDir !== undefined) {
+    try {
+      await upgradeToSharedLayout(dataDir, SHARED_DIR, sharing, logger);
+    } catch (err) {
+      // Once the shared database is in place it holds everything; before, the old ones are untouched and still serve.
+      perService = !fs.existsSync(path.join(dataDir, SHARED_DIR));
+      logger.error(
+        { err, dataDir },
+        `could not finish moving the per-service databases into the shared one; ${perService ? 'running on them as they are' : 'running on the shared one'}`,
+      );
+    }
   }
   const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR));
-  const open = async (service: string, migrations: Migration[]) => openServiceDb(service, migrations, { ...opts, pglite: await host });
+  const open = async (s: SharedService) => openServiceDb(s.name, s.migrations, { ...opts, pglite: await host });
   // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side.
-  const [billing, media, jobs, catalogue, mcp] = await Promise.all([
-    openServiceDb('billing', billingMigrations, opts),
-    open('media', mediaMigrations),
-    open('jobs', jobsMigrations),
-    open('catalogue', catalogueMigrations),
-    open('mcp', mcpMigrations),
-  ]);
+  const [billing, media, jobs, catalogue, mcp] = await Promise.all([openServiceDb('billing', billingMigrations, opts), ...sharing.map(open)]);
   return { billing, media, jobs, catalogue, mcp, layout: opts.databaseUrl ? 'postgres' : perService ? 'per-service' : 'shared' };
 }
