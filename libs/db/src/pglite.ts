@@ -68,20 +68,25 @@ async function connect(dir: string | undefined) {
     pending.clear();
   });
 
+  /** `msg` is the caller's own fresh object: it gets its id in place. */
   const send = <T>(msg: Record<string, unknown>): Promise<T> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
       // The worker's answer is untyped: T is what the caller's SQL selects.
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ ...msg, id });
+      msg.id = id;
+      worker.postMessage(msg);
     });
 
   function view(schema: string | undefined): Db {
     if (ended) throw new Error('this PGlite was closed with the last database on it');
     open++;
     let closed = false;
-    const post = <T>(msg: Record<string, unknown>): Promise<T> =>
-      closed ? Promise.reject(new Error('the database is closed')) : send<T>({ ...msg, schema });
+    const post = <T>(msg: Record<string, unknown>): Promise<T> => {
+      if (closed) return Promise.reject(new Error('the database is closed'));
+      msg.schema = schema;
+      return send<T>(msg);
+    };
     const on = (tx?: number): Queryable => ({
       query: <T extends Row>(sql: string, params?: unknown[]) =>
         post<T[]>({ op: 'query', sql, params: params?.map((p) => (typeof p === 'bigint' ? p.toString() : p)), tx }),
