@@ -71,7 +71,7 @@ async function copyTables(from: Db, to: Db, schema: string): Promise<number> {
       await tx.query(`DELETE FROM ${table}`);
       for (let offset = 0; ; offset += ROWS_PER_COPY) {
         const [{ rows }] = await from.query<{ rows: string | null }>(
-          `SELECT json_agg(row_to_json(t))::text AS rows FROM (SELECT * FROM "${name}" ORDER BY ctid LIMIT ${ROWS_PER_COPY} OFFSET ${offset}) t`,
+          `SELECT json_agg(row_to_json(copied_row))::text AS rows FROM (SELECT * FROM "${name}" ORDER BY ctid LIMIT ${ROWS_PER_COPY} OFFSET ${offset}) copied_row`,
         );
         if (rows === null) break;
         await tx.query(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [rows]);
