@@ -18,6 +18,11 @@ export interface ServeOptions {
   ready: () => Promise<void>;
   /** Runs once in-flight requests have finished: close the bus, pools and databases here. */
   onDrained?: () => Promise<void>;
+  /**
+   * The end of the grace period kept for onDrained: connections still open are cut this long before the deadline,
+   * so the requests they carried can still close their holds (over the bus onDrained is about to close). Default 0.
+   */
+  drainReserveMs?: number;
   /** How long a client may take to send a request's headers (HTTP_HEADERS_TIMEOUT_MS); default 60 s. */
   headersTimeoutMs?: number;
   /** How long a client may take to send a whole request, headers and body (HTTP_REQUEST_TIMEOUT_MS); default 300 s. */
@@ -122,7 +127,7 @@ export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
         // A keep-alive connection whose request finishes during the drain turns idle; close it then, not at the deadline.
         server.closeIdleConnections();
         const idle = setInterval(() => server.closeIdleConnections(), 100);
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - (opts.drainReserveMs ?? 0)));
         await closed;
         clearInterval(idle);
         clearTimeout(timer);

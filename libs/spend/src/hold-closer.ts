@@ -4,6 +4,7 @@ import { formatUsd } from '@gateway/money';
 import type { Logger, Metrics } from '@gateway/service-kit';
 import { count } from './counters';
 import type { HoldRecord } from './hold-record';
+import type { OpenHolds } from './open-holds';
 
 /** What closing a hold needs: the bus to billing, and somewhere to say it could not. Nothing request-bound. */
 export interface CloseDeps {
@@ -11,6 +12,8 @@ export interface CloseDeps {
   logger: Logger;
   /** Prometheus counters of closes and charges; absent in unit tests. */
   metrics?: Metrics;
+  /** The process's holds not yet closed, which a drain waits for: each close takes its hold off once published. */
+  openHolds?: OpenHolds;
 }
 
 export interface Usage {
@@ -168,6 +171,9 @@ export class HoldCloser {
       // The caller is not kept waiting for the bus: its answer stands, and the close follows once the bus takes it.
       this.deps.logger.error(about, 'could not publish hold close; publishing it again until the hold expires');
       this.publishLater(event);
+    } finally {
+      // Published, or left to the retries or the sweeper: nothing more for a drain to wait for here.
+      this.deps.openHolds?.delete(hold.holdId);
     }
   }
 

@@ -75,6 +75,7 @@ export class PaidCall {
       model,
       ttlMs: deps.holdTtlMs ?? 15 * 60_000,
     });
+    deps.openHolds?.add(hold.holdId);
     return new PaidCall(deps, spec, candidates, {
       holdId: hold.holdId,
       accountId: ctx.accountId,
@@ -148,6 +149,14 @@ export class PaidCall {
         ? `Every upstream for this model failed (${this.attempts} attempt${this.attempts === 1 ? '' : 's'}); nothing was charged`
         : 'No upstream is healthy for this model right now; nothing was charged',
     );
+  }
+
+  /**
+   * The hold now belongs to something that outlives this request and closes it later (a job's row): a drain of this
+   * process no longer waits for it.
+   */
+  handOff(): void {
+    this.deps.openHolds?.delete(this.record.holdId);
   }
 
   /** Marks the first byte of a stream, for the latency figure. */

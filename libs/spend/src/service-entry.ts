@@ -2,10 +2,32 @@ import type { Router } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
+import {
+  createLogger,
+  createMetrics,
+  createServiceApp,
+  finishApp,
+  type Logger,
+  requireInternalToken,
+  runMain,
+  serveFleetProcess,
+} from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
+import { OpenHolds } from './open-holds';
 import type { SpendDeps } from './paid-call';
+
+/**
+ * Of the 25 s a drain waits for in-flight requests, the last 3 s are for the holds of the requests it then cuts:
+ * a stream cut there is charged what it delivered, and that close is published before the bus closes.
+ */
+export const HOLD_CLOSE_RESERVE_MS = 3_000;
+
+/** Waits, up to `ms`, for this process's open holds to close; what is left expires uncharged, and says so. */
+export async function closeHoldsBeforeBus(openHolds: OpenHolds, logger: Logger, ms: number): Promise<void> {
+  const left = await openHolds.settled(ms);
+  if (left > 0) logger.warn({ holds: left }, 'stopping with holds still open: they expire at their deadline, uncharged');
+}
 
 /** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
 export interface SpendingService {
@@ -33,7 +55,8 @@ export function runSpendingService(
     const metrics = createMetrics();
     const registry = buildRegistry(config);
     const circuits = new Circuits();
-    const service = await build({ registry, billing, bus, circuits, logger, metrics }, env, config);
+    const openHolds = new OpenHolds();
+    const service = await build({ registry, billing, bus, circuits, logger, metrics, openHolds }, env, config);
     // The status monitor's view of the providers: what this process's traffic saw, once per sample interval.
     const health = config.status.enabled
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })
@@ -52,7 +75,9 @@ export function runSpendingService(
         await bus.ping();
         await service.ready?.();
       },
+      drainReserveMs: HOLD_CLOSE_RESERVE_MS,
       onDrained: async () => {
+        await closeHoldsBeforeBus(openHolds, logger, HOLD_CLOSE_RESERVE_MS);
         health?.stop();
         // The service first (a job worker's last steps publish through it), then the bus, which delivers what is queued.
         await service.close?.();

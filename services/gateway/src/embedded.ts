@@ -6,7 +6,7 @@ import type { Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
-import { Circuits, startHealthReporter } from '@gateway/spend';
+import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, closeHoldsBeforeBus, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
@@ -67,18 +67,19 @@ export async function startEmbedded(
   const demo = await ensureDemoAccount(billingDb);
   // One set of circuits: an endpoint that fails for one route is the same endpoint for another.
   const circuits = new Circuits();
+  const openHolds = new OpenHolds();
   const text = createTextService(
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics, openHolds },
     { maxRequestBody: config.limits.max_request_body },
   );
   const media = await openMedia(
     config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics, openHolds },
     { db: mediaDb, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
   const jobs = await openJobs(
     config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics, openHolds },
     { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
     { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL },
   );
@@ -146,7 +147,9 @@ export async function startEmbedded(
       await media.ping();
       await jobs.ping();
     },
+    drainReserveMs: HOLD_CLOSE_RESERVE_MS,
     onDrained: async () => {
+      await closeHoldsBeforeBus(openHolds, logger, HOLD_CLOSE_RESERVE_MS);
       health?.stop();
       // The bus first: it delivers the settles still queued while billing is still consuming them.
       await mcp.stop();

@@ -94,6 +94,8 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
         hold: holdRecordToJSON(paid.record),
       });
       await enqueueJobState(tx, inserted);
+      // The job's row holds the hold from here: its worker closes it, whichever process that is.
+      paid.handOff();
       return { job: inserted, created: true };
     } catch (e) {
       await paid.release('invalid_request');

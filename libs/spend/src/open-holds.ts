@@ -1,0 +1,36 @@
+/**
+ * The holds this process placed and has yet to close itself. A drain that reaches its deadline cuts the connections
+ * still open; their requests then close their holds a moment later (a cut stream is charged what it delivered,
+ * after counting it), and that close must find the bus still open. So a stopping process waits for this set to
+ * empty, within the part of its grace period kept for it, before it closes the bus.
+ */
+export class OpenHolds {
+  private readonly open = new Set<string>();
+  private emptied: (() => void)[] = [];
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  add(holdId: string): void {
+    this.open.add(holdId);
+  }
+
+  /** Closed, or handed to something that outlives the request and closes it later (a job). */
+  delete(holdId: string): void {
+    if (this.open.delete(holdId) && this.open.size === 0) for (const resolve of this.emptied.splice(0)) resolve();
+  }
+
+  /** Resolves once none is open or `ms` have passed, with how many are still open. */
+  async settled(ms: number): Promise<number> {
+    if (this.open.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.emptied.push(resolve);
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+    }
+    return this.open.size;
+  }
+}

@@ -1,0 +1,100 @@
+import { Router } from 'express';
+import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jsonBody, serve } from '@gateway/service-kit';
+import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
+import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { type ChatChunk, type TextProtocol, countTokens } from '@gateway/upstreams';
+import { mountChatCompletions } from '../chat-completions/handler';
+import { promptText } from '../text-pricing';
+
+/**
+ * A stopping process cuts the streams still open at its drain deadline. Each cut stream is charged what it
+ * delivered, and that close must reach billing before the process closes its bus: the drain keeps the end of its
+ * grace period for those closes (drainReserveMs) and waits for the process's open holds (OpenHolds) first.
+ */
+describe('a stream still open when the drain runs out', () => {
+  let fx: SpendFixture;
+  afterEach(() => fx?.close());
+
+  /** Says "Hello", then stays open; once cut, it takes 100 ms to notice, as a real upstream connection may. */
+  const slowToNotice: TextProtocol = {
+    async chat() {
+      throw new Error('not used');
+    },
+    async chatStream(ep, _body, opts) {
+      const chunk = (delta: ChatChunk['choices'][number]['delta']): ChatChunk => ({
+        id: 'up_1',
+        created: 0,
+        model: ep.upstreamModel,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta, finish_reason: null }],
+      });
+      const signal = opts.signal!;
+      return (async function* () {
+        yield chunk({ role: 'assistant', content: '' });
+        yield chunk({ content: 'Hello' });
+        await new Promise((_resolve, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 100)));
+      })();
+    },
+  };
+
+  it('is charged what it delivered, and the close is on the bus before the bus closes', async () => {
+    fx = await spendFixture([{ id: 'acme/chat', endpoints: ['p1/chat'] }]);
+    const openHolds = new OpenHolds();
+    const logger = createLogger('test', 'silent');
+    const router = Router();
+    router.use(jsonBody('1mb'));
+    mountChatCompletions(router, { ...fx.deps, openHolds, protocolOf: () => slowToNotice });
+    const app = createServiceApp();
+    app.use(router);
+    finishApp(app, logger);
+
+    let closesWhenTheBusClosed: FakeBilling['closes'] | undefined;
+    const served = await serve(app, {
+      service: 'text',
+      port: 0,
+      host: '127.0.0.1',
+      metricsPort: 0,
+      logger,
+      metrics: createMetrics(),
+      ready: async () => {},
+      drainReserveMs: 1_000,
+      // As every spending process stops: its open holds first, then the bus.
+      onDrained: async () => {
+        await closeHoldsBeforeBus(openHolds, logger, 1_000);
+        await fx.billing.delivered();
+        closesWhenTheBusClosed = [...fx.billing.closes];
+        await fx.bus.close();
+      },
+    });
+
+    const messages = [{ role: 'user', content: 'Hi' }];
+    const res = await fetch(`http://127.0.0.1:${served.port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [INTERNAL.accountId]: 'acct_test',
+        [INTERNAL.keyId]: 'key_test',
+        [INTERNAL.requestId]: 'req_drain',
+      },
+      body: JSON.stringify({ model: 'acme/chat', messages, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('Hello')) seen += new TextDecoder().decode((await reader.read()).value);
+    expect(openHolds.size).toBe(1);
+
+    // 1.2 s of grace, the last second kept for the holds: the stream is cut after 0.2 s.
+    await served.shutdown(1_200);
+    await expect(reader.read()).rejects.toThrow();
+
+    expect(closesWhenTheBusClosed).toMatchObject([
+      {
+        request_id: 'req_drain',
+        outcome: 'settle',
+        record: { status: 'failed', tokens_prompt: countTokens(promptText({ messages })), tokens_completion: countTokens('Hello') },
+      },
+    ]);
+    expect(openHolds.size).toBe(0);
+  });
+});
