@@ -7,7 +7,7 @@ describe('config', () => {
     const cfg = parseConfig(base());
     expect(cfg.limits.rate_limit).toEqual({ requests: 600, interval: '60s' });
     expect(cfg.webhooks.max_retries).toBe(5);
-    expect(cfg.limits).toMatchObject({ max_request_body: '8mb', max_audio_body: '35mb' });
+    expect(cfg.limits).toMatchObject({ max_request_body: '8mb', max_audio_body: '35mb', hold_ttl: '15m' });
   });
 
   it.each([
@@ -80,6 +80,20 @@ describe('config', () => {
         c.limits = { max_audio_body: '35 megabytes' };
       },
       'limits.max_audio_body',
+    ],
+    [
+      'a hold lifetime that is not a duration',
+      (c: any) => {
+        c.limits = { hold_ttl: '15 minutes' };
+      },
+      'limits.hold_ttl',
+    ],
+    [
+      'a hold lifetime under a minute',
+      (c: any) => {
+        c.limits = { hold_ttl: '30s' };
+      },
+      'limits.hold_ttl',
     ],
   ])('names the field for %s', (_name, mutate, field) => {
     const c = base();

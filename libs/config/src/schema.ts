@@ -138,6 +138,16 @@ export const configSchema = z
         max_request_body: bodySize.default('8mb'),
         /** Addition: the largest POST /v1/audio/transcriptions body; 35mb carries OpenAI's 25 MB audio limit in base64. */
         max_audio_body: bodySize.default('35mb'),
+        /**
+         * Addition: how long a synchronous request's hold may stay open. The sweeper releases it after that: the money
+         * a crashed process left held is the account's again then. Keep it above the longest request you serve: a
+         * request that outlives its hold is charged only what still fits the account.
+         */
+        hold_ttl: z
+          .string()
+          .regex(DURATION, 'must be a duration such as "15m"')
+          .refine((v) => !DURATION.test(v) || parseDuration(v) >= 60_000, 'must be at least 1m')
+          .default('15m'),
       })
       .prefault({}),
   })

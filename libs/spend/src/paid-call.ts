@@ -12,7 +12,7 @@ export interface SpendDeps extends CloseDeps {
   registry: ModelRegistry;
   billing: BillingPort;
   circuits: Circuits;
-  /** How long a synchronous hold may stay open before the sweeper releases it. */
+  /** How long a synchronous hold may stay open before the sweeper releases it (limits.hold_ttl; 15 minutes). */
   holdTtlMs?: number;
 }
 

@@ -56,7 +56,8 @@ export function runSpendingService(
     const registry = buildRegistry(config);
     const circuits = new Circuits();
     const openHolds = new OpenHolds();
-    const service = await build({ registry, billing, bus, circuits, logger, metrics, openHolds }, env, config);
+    const holdTtlMs = parseDuration(config.limits.hold_ttl);
+    const service = await build({ registry, billing, bus, circuits, logger, metrics, openHolds, holdTtlMs }, env, config);
     // The status monitor's view of the providers: what this process's traffic saw, once per sample interval.
     const health = config.status.enabled
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })

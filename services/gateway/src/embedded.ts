@@ -68,18 +68,19 @@ export async function startEmbedded(
   // One set of circuits: an endpoint that fails for one route is the same endpoint for another.
   const circuits = new Circuits();
   const openHolds = new OpenHolds();
+  const holdTtlMs = parseDuration(config.limits.hold_ttl);
   const text = createTextService(
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics, openHolds },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics, openHolds, holdTtlMs },
     { maxRequestBody: config.limits.max_request_body },
   );
   const media = await openMedia(
     config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics, openHolds },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics, openHolds, holdTtlMs },
     { db: mediaDb, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
   );
   const jobs = await openJobs(
     config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics, openHolds },
+    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics, openHolds, holdTtlMs },
     { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
     { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL },
   );
