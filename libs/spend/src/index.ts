@@ -2,8 +2,8 @@ export { PaidCall, type SpendDeps, type PaidCallSpec, type Answer } from './paid
 export { HoldCloser, type CloseDeps, type CallFacts, type Usage } from './hold-closer';
 export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-record';
 export { guarded, type Releasable } from './guarded';
-export { OpenHolds } from './open-holds';
+export { HOLD_CLOSE_RESERVE_MS, OpenHolds, closeHoldsBeforeBus } from './open-holds';
 export { refuseOtherCategory } from './category';
 export { Circuits, type CircuitState, type EndpointTally } from './circuits';
 export { startHealthReporter, healthReport } from './health-reporter';
-export { HOLD_CLOSE_RESERVE_MS, closeHoldsBeforeBus, runSpendingService, type SpendingService } from './service-entry';
+export { runSpendingService, type SpendingService } from './service-entry';

@@ -2,32 +2,11 @@ import type { Router } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
-import {
-  createLogger,
-  createMetrics,
-  createServiceApp,
-  finishApp,
-  type Logger,
-  requireInternalToken,
-  runMain,
-  serveFleetProcess,
-} from '@gateway/service-kit';
+import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
-import { OpenHolds } from './open-holds';
+import { HOLD_CLOSE_RESERVE_MS, OpenHolds, closeHoldsBeforeBus } from './open-holds';
 import type { SpendDeps } from './paid-call';
-
-/**
- * Of the 25 s a drain waits for in-flight requests, the last 3 s are for the holds of the requests it then cuts:
- * a stream cut there is charged what it delivered, and that close is published before the bus closes.
- */
-export const HOLD_CLOSE_RESERVE_MS = 3_000;
-
-/** Waits, up to `ms`, for this process's open holds to close; what is left expires uncharged, and says so. */
-export async function closeHoldsBeforeBus(openHolds: OpenHolds, logger: Logger, ms: number): Promise<void> {
-  const left = await openHolds.settled(ms);
-  if (left > 0) logger.warn({ holds: left }, 'stopping with holds still open: they expire at their deadline, uncharged');
-}
 
 /** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
 export interface SpendingService {

@@ -6,7 +6,7 @@ import type { Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
-import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, closeHoldsBeforeBus, startHealthReporter } from '@gateway/spend';
+import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, type SpendDeps, closeHoldsBeforeBus, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
@@ -69,18 +69,26 @@ export async function startEmbedded(
   const circuits = new Circuits();
   const openHolds = new OpenHolds();
   const holdTtlMs = parseDuration(config.limits.hold_ttl);
-  const text = createTextService(
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'text' }), metrics, openHolds, holdTtlMs },
-    { maxRequestBody: config.limits.max_request_body },
-  );
-  const media = await openMedia(
-    config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'media' }), metrics, openHolds, holdTtlMs },
-    { db: mediaDb, dataDir: opts.dataDir, publicUrl: env.GATEWAY_PUBLIC_URL, s3: s3OptionsOf(env) },
-  );
+  const spendDeps = (service: string): SpendDeps => ({
+    registry,
+    billing: billing.port,
+    bus,
+    circuits,
+    logger: logger.child({ service }),
+    metrics,
+    openHolds,
+    holdTtlMs,
+  });
+  const text = createTextService(spendDeps('text'), { maxRequestBody: config.limits.max_request_body });
+  const media = await openMedia(config, spendDeps('media'), {
+    db: mediaDb,
+    dataDir: opts.dataDir,
+    publicUrl: env.GATEWAY_PUBLIC_URL,
+    s3: s3OptionsOf(env),
+  });
   const jobs = await openJobs(
     config,
-    { registry, billing: billing.port, bus, circuits, logger: logger.child({ service: 'jobs' }), metrics, openHolds, holdTtlMs },
+    spendDeps('jobs'),
     { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
     { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL },
   );
