@@ -170,6 +170,11 @@ export interface Reply {
   finishReason?: string;
   /** Streamed: after the pieces the stream breaks with this instead of finishing. Not streamed: the call fails. */
   breakWith?: Error;
+  /**
+   * Streamed: after the pieces the stream stays open until the caller aborts it, and notices the abort this many ms
+   * late, as a real upstream connection may.
+   */
+  openUntilAbortedMs?: number;
 }
 
 export interface UpstreamCall {
@@ -234,6 +239,11 @@ export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstrea
           for (const piece of r.pieces) {
             opts.signal?.throwIfAborted();
             yield chunk({ content: piece });
+          }
+          const { signal } = opts;
+          if (r.openUntilAbortedMs !== undefined && signal) {
+            const late = r.openUntilAbortedMs;
+            await new Promise((_resolve, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), late)));
           }
           opts.signal?.throwIfAborted();
           if (r.breakWith) throw r.breakWith;

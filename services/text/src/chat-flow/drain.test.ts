@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jsonBody, serve } from '@gateway/service-kit';
 import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
-import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
-import { type ChatChunk, type TextProtocol, countTokens } from '@gateway/upstreams';
+import { fakeUpstream, spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { countTokens } from '@gateway/upstreams';
 import { mountChatCompletions } from '../chat-completions/handler';
 import { promptText } from '../text-pricing';
 
@@ -15,35 +15,15 @@ describe('a stream still open when the drain runs out', () => {
   let fx: SpendFixture;
   afterEach(() => fx?.close());
 
-  /** Says "Hello", then stays open; once cut, it takes 100 ms to notice, as a real upstream connection may. */
-  const slowToNotice: TextProtocol = {
-    async chat() {
-      throw new Error('not used');
-    },
-    async chatStream(ep, _body, opts) {
-      const chunk = (delta: ChatChunk['choices'][number]['delta']): ChatChunk => ({
-        id: 'up_1',
-        created: 0,
-        model: ep.upstreamModel,
-        object: 'chat.completion.chunk',
-        choices: [{ index: 0, delta, finish_reason: null }],
-      });
-      const signal = opts.signal!;
-      return (async function* () {
-        yield chunk({ role: 'assistant', content: '' });
-        yield chunk({ content: 'Hello' });
-        await new Promise((_resolve, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 100)));
-      })();
-    },
-  };
-
   it('is charged what it delivered, and the close is on the bus before the bus closes', async () => {
     fx = await spendFixture([{ id: 'acme/chat', endpoints: ['p1/chat'] }]);
     const openHolds = new OpenHolds();
     const logger = createLogger('test', 'silent');
     const router = Router();
     router.use(jsonBody('1mb'));
-    mountChatCompletions(router, { ...fx.deps, openHolds, protocolOf: () => slowToNotice });
+    // Says "Hello", then stays open; once cut, it takes 100 ms to notice.
+    const upstream = fakeUpstream({ 'p1/chat': () => ({ pieces: ['Hello'], openUntilAbortedMs: 100 }) });
+    mountChatCompletions(router, { ...fx.deps, openHolds, protocolOf: () => upstream.protocol });
     const app = createServiceApp();
     app.use(router);
     finishApp(app, logger);
