@@ -10,6 +10,8 @@ import type { Hold, HoldRequest, JobSettings, KeyIdentity } from './port';
 export const INTERNAL_PATHS = {
   verifyKey: '/internal/keys/verify',
   holds: '/internal/holds',
+  /** Several holds in one request (see hold-batching.ts); each is answered as the single route would answer it. */
+  holdsBatch: '/internal/holds/batch',
   /** Billing's own readiness for its peers (its /readyz sits on the metrics listener, which peers do not call). */
   ready: '/internal/ready',
   /** GET, with the account id as the last segment. */
@@ -45,6 +47,20 @@ export const holdRequest = z.object({
 const hold = z.object({ holdId: z.string().min(1), amountNano: nanoUsd, expiresAt: z.string() });
 /** 201; a refusal (402, 409) is the error envelope instead. */
 export const holdAnswer = z.object({ data: hold });
+
+/** The most holds one batch request carries; the client splits a larger turn into several. */
+export const MAX_HOLDS_PER_BATCH = 256;
+export const holdBatchRequest = z.object({ data: z.array(holdRequest).min(1).max(MAX_HOLDS_PER_BATCH) });
+const errorBody = z.object({ code: z.string(), message: z.string(), request_id: z.string() });
+/**
+ * 200 for the batch as a whole, with one outcome per hold in the request's order: the status and body the single
+ * route would have answered for it (201 and the hold, or a refusal's status and envelope).
+ */
+export const holdBatchAnswer = z.object({
+  data: z.array(
+    z.union([z.object({ status: z.literal(201), data: hold }), z.object({ status: z.number().int().min(400).max(599), error: errorBody })]),
+  ),
+});
 
 const jobSettings = z.object({ jobConcurrency: z.number().int().positive().nullable(), webhookSecret: z.string().min(1) });
 /** 200; an unknown account is a 404 error envelope instead. */

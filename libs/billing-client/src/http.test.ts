@@ -4,15 +4,23 @@ import { GatewayError } from '@gateway/errors';
 import { createBillingHttpClient } from './http';
 import type { HoldRequest } from './port';
 
-/** A stand-in for billing that answers every request with one canned reply and keeps the bodies it was sent. */
-async function cannedBilling(status: number, body: string) {
+type Reply = { status: number; body: string };
+
+/**
+ * A stand-in for billing that answers every request with one canned reply (or the reply `route` picks for a path)
+ * and keeps the bodies it was sent and their paths.
+ */
+async function cannedBilling(status: number, body: string, route?: (path: string) => Reply) {
   const received: unknown[] = [];
+  const paths: string[] = [];
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       received.push(JSON.parse(raw));
-      res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+      paths.push(req.url ?? '');
+      const reply = route?.(req.url ?? '') ?? { status, body };
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -20,6 +28,7 @@ async function cannedBilling(status: number, body: string) {
   return {
     client,
     received,
+    paths,
     async close() {
       await client.close();
       await new Promise((r) => server.close(r));
@@ -65,6 +74,8 @@ describe('billing HTTP client', () => {
     const client = createBillingHttpClient('http://127.0.0.1:1'); // nothing listens on port 1
     try {
       await expect(client.placeHold(request)).rejects.toMatchObject(unavailable);
+      // Two in one turn travel as a batch, which fails for both alike.
+      await expect(Promise.all([client.placeHold(request), client.placeHold(request)])).rejects.toMatchObject(unavailable);
       await expect(client.verifyKey('sk_live_x')).rejects.toMatchObject(unavailable);
     } finally {
       await client.close();
@@ -92,6 +103,36 @@ describe('billing HTTP client', () => {
       expiresAt: '2030-01-01T00:00:00.000Z',
     });
     expect(billing.received).toEqual([{ ...request, amountNano: '123000000000' }]);
+  });
+
+  it('a billing without the batch route (a rolling deploy) is asked one hold at a time, and not asked again for a while', async () => {
+    const placedJson = JSON.stringify({ data: { holdId: 'hold_1', amountNano: '123000000000', expiresAt: '2030-01-01T00:00:00.000Z' } });
+    const notFound = JSON.stringify({ error: { code: 'not_found', message: 'No route POST /internal/holds/batch', request_id: '' } });
+    billing = await cannedBilling(201, placedJson, (path) =>
+      path.endsWith('/batch') ? { status: 404, body: notFound } : { status: 201, body: placedJson },
+    );
+    const two = () => Promise.all([billing!.client.placeHold(request), billing!.client.placeHold({ ...request, requestId: 'req_2' })]);
+    expect(await two()).toEqual([expect.objectContaining({ holdId: 'hold_1' }), expect.objectContaining({ holdId: 'hold_1' })]);
+    expect(await two()).toHaveLength(2);
+    expect(billing.paths).toEqual(['/internal/holds/batch', '/internal/holds', '/internal/holds', '/internal/holds', '/internal/holds']);
+  });
+
+  it.each([
+    ['with fewer outcomes than holds', JSON.stringify({ data: [{ status: 201, data: { holdId: 'h', amountNano: '1', expiresAt: '' } }] })],
+    [
+      'with an outcome outside the contract',
+      JSON.stringify({
+        data: [
+          { status: 201, data: {} },
+          { status: 201, data: {} },
+        ],
+      }),
+    ],
+    ['that is not JSON', '<html>bad gateway</html>'],
+  ])('a batch answer %s is a 503 for every hold in it', async (_what, body) => {
+    billing = await cannedBilling(200, body);
+    const outcomes = await Promise.all([billing.client.placeHold(request), billing.client.placeHold(request)].map((p) => p.catch((e: unknown) => e)));
+    expect(outcomes).toEqual([expect.objectContaining(unavailable), expect.objectContaining(unavailable)]);
   });
 
   it('a hold request outside the contract is refused before it is sent', async () => {

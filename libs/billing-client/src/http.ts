@@ -1,17 +1,30 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
-import { INTERNAL_PATHS, holdAnswer, holdRequest, jobSettingsAnswer, verifyKeyAnswer, verifyKeyRequest } from './contract';
+import {
+  INTERNAL_PATHS,
+  MAX_HOLDS_PER_BATCH,
+  holdAnswer,
+  holdBatchAnswer,
+  holdRequest,
+  jobSettingsAnswer,
+  verifyKeyAnswer,
+  verifyKeyRequest,
+} from './contract';
+import { perTurn } from './per-turn';
 import type { BillingPort, Hold, HoldRequest, JobSettings, JobSettingsPort, KeyIdentity } from './port';
 
 const unreachable = () => new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
 /** An answer outside the contract (a half-deployed fleet, a proxy's error page): billing is not usable right now. */
 const unreadable = () =>
   new GatewayError('upstream_unavailable', 'The key and billing service gave an answer the gateway cannot read; try again shortly');
+/** A billing from before the batch route (a rolling deploy) is asked one hold at a time for this long, then again. */
+const BATCH_RETRY_AFTER_MS = 60_000;
 
 /**
  * Billing's internal API over HTTP with a keep-alive pool, both ends of the wire checked against contract.ts.
- * Any transport failure or unreadable answer is a 503, never a 401 or a crash.
+ * Any transport failure or unreadable answer is a 503, never a 401 or a crash. Holds asked for in one turn of the
+ * event loop share one request (per-turn.ts): under load that is most of the HTTP work of a hold, on both sides.
  */
 export function createBillingHttpClient(baseUrl: string, internalToken?: string): BillingPort & JobSettingsPort & { close(): Promise<void> } {
   const pool = new Pool(baseUrl, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -38,6 +51,35 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
     }
   }
 
+  type WireHold = z.input<typeof holdRequest>;
+  let batchRefusedAt = Number.NEGATIVE_INFINITY;
+
+  async function placeOne(hold: WireHold): Promise<Hold> {
+    const r = await post(INTERNAL_PATHS.holds, hold);
+    if (r.status === 201) return answer(holdAnswer, r.json).data;
+    throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
+  }
+
+  async function placeMany(holds: WireHold[]): Promise<(Hold | Error)[]> {
+    if (Date.now() - batchRefusedAt < BATCH_RETRY_AFTER_MS) return Promise.all(holds.map((h) => placeOne(h).catch((e: Error) => e)));
+    const r = await post(INTERNAL_PATHS.holdsBatch, { data: holds });
+    if (r.status === 404) {
+      batchRefusedAt = Date.now();
+      return placeMany(holds);
+    }
+    if (r.status !== 200)
+      throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the holds');
+    const outcomes = answer(holdBatchAnswer, r.json).data;
+    if (outcomes.length !== holds.length) throw unreadable();
+    return outcomes.map((o) =>
+      'data' in o
+        ? o.data
+        : (GatewayError.fromEnvelope(o.status, o) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold')),
+    );
+  }
+
+  const placeHold = perTurn(placeOne, placeMany, MAX_HOLDS_PER_BATCH);
+
   function answer<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw unreadable();
@@ -55,15 +97,13 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
       if (r.status === 404 && GatewayError.fromEnvelope(r.status, r.json)?.code === 'invalid_api_key') return undefined;
       throw new GatewayError('upstream_unavailable', 'The key service failed; try again shortly');
     },
-    async placeHold(req: HoldRequest): Promise<Hold> {
+    placeHold: (req: HoldRequest): Promise<Hold> => {
       const body = holdRequest.safeEncode(req);
       if (!body.success) {
         const issue = body.error.issues[0];
-        throw new GatewayError('invalid_request', `Invalid request: ${issue.path.join('.') || 'body'}: ${issue.message}`);
+        return Promise.reject(new GatewayError('invalid_request', `Invalid request: ${issue.path.join('.') || 'body'}: ${issue.message}`));
       }
-      const r = await post(INTERNAL_PATHS.holds, body.data);
-      if (r.status === 201) return answer(holdAnswer, r.json).data;
-      throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
+      return placeHold(body.data);
     },
     async jobSettings(accountId): Promise<JobSettings> {
       const r = await send('GET', INTERNAL_PATHS.jobSettings.replace(':accountId', encodeURIComponent(accountId)));

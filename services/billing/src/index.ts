@@ -102,7 +102,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
         publishAccountOpened(bus, id, new Date()).catch((err) => logger.warn({ err, accountId: id }, 'account.opened not published'));
       }),
     ),
-    internalRouter: internalRouter(port, deps.internalToken),
+    internalRouter: internalRouter(port, deps.internalToken, (err) => logger.error({ err }, 'a batched hold failed unexpectedly')),
     generatedAdminToken: admin.generated,
     ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {

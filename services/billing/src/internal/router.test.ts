@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import {
   createBillingHttpClient,
+  internalApi,
   type BillingPort,
   type JobSettingsPort,
   type Hold,
@@ -36,6 +37,7 @@ describe('internal API: server and client on one contract', () => {
     placeHold: async (req) => {
       seen.push(req);
       if (req.requestId === 'req_poor') throw new GatewayError('insufficient_credits', 'Insufficient credits');
+      if (req.requestId === 'req_broken') throw new Error('connection lost');
       return placed;
     },
     ping: async () => undefined,
@@ -43,10 +45,16 @@ describe('internal API: server and client on one contract', () => {
   let server: http.Server;
   let url: string;
   let client: ReturnType<typeof createBillingHttpClient>;
+  const paths: string[] = [];
+  const unexpected: unknown[] = [];
 
   beforeAll(async () => {
     const app = express()
-      .use(internalRouter(port, 'a-token-of-sixteen-chars'))
+      .use((req, _res, next) => {
+        paths.push(req.path);
+        next();
+      })
+      .use(internalRouter(port, 'a-token-of-sixteen-chars', (err) => unexpected.push(err)))
       .use(errorHandler(() => ''));
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -72,6 +80,64 @@ describe('internal API: server and client on one contract', () => {
     seen.length = 0;
     expect(await client.placeHold(request)).toEqual(placed);
     expect(seen).toEqual([request]);
+  });
+
+  it('holds asked for in one turn share one request, and each caller gets its own outcome', async () => {
+    seen.length = 0;
+    paths.length = 0;
+    const asks = ['req_a', 'req_poor', 'req_b'].map((requestId) => client.placeHold({ ...request, requestId }).catch((e: unknown) => e));
+    const [a, poor, b] = await Promise.all(asks);
+    expect(a).toEqual(placed);
+    expect(b).toEqual(placed);
+    expect(poor).toBeInstanceOf(GatewayError);
+    expect(poor).toMatchObject({ code: 'insufficient_credits', status: 402, message: 'Insufficient credits' });
+    expect(paths).toEqual(['/internal/holds/batch']);
+    expect(seen.map((r) => r.requestId)).toEqual(['req_a', 'req_poor', 'req_b']);
+    expect(seen[0]).toEqual({ ...request, requestId: 'req_a' });
+  });
+
+  it('a lone hold takes the single route', async () => {
+    paths.length = 0;
+    await client.placeHold(request);
+    expect(paths).toEqual(['/internal/holds']);
+  });
+
+  it('a turn with more holds than a batch carries is split into batches', async () => {
+    paths.length = 0;
+    const n = internalApi.MAX_HOLDS_PER_BATCH + 1;
+    const holds = await Promise.all(Array.from({ length: n }, (_, i) => client.placeHold({ ...request, requestId: `req_${i}` })));
+    expect(holds).toHaveLength(n);
+    expect(holds.every((h) => h.amountNano === placed.amountNano)).toBe(true);
+    // The remainder of one is a lone hold again.
+    expect(paths).toEqual(['/internal/holds/batch', '/internal/holds']);
+  });
+
+  it("a batched hold that fails unexpectedly is that hold's 503 alone, and is reported", async () => {
+    unexpected.length = 0;
+    const [ok, broken] = await Promise.all([
+      client.placeHold(request),
+      client.placeHold({ ...request, requestId: 'req_broken' }).catch((e: unknown) => e),
+    ]);
+    expect(ok).toEqual(placed);
+    expect(broken).toMatchObject({ code: 'upstream_unavailable', status: 503 });
+    expect(unexpected).toEqual([expect.objectContaining({ message: 'connection lost' })]);
+  });
+
+  it('a batch outside the contract is a 400 naming the field, and none of it reaches the port', async () => {
+    seen.length = 0;
+    const res = await fetch(`${url}/internal/holds/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-internal-token': 'a-token-of-sixteen-chars' },
+      body: JSON.stringify({
+        data: [
+          { ...request, amountNano: '1000' },
+          { ...request, amountNano: -1 },
+        ],
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining('amountNano') } });
+    expect(seen).toEqual([]);
   });
 
   it("the port's refusal reaches the client with its status and code", async () => {

@@ -1,14 +1,35 @@
 import { Router } from 'express';
 import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
+import { GatewayError, toGatewayError } from '@gateway/errors';
 import { jsonBody, requireInternalToken, sendJson, validate } from '@gateway/service-kit';
 
 /**
  * Billing's internal API for the fleet: the HTTP face of the same BillingPort the embedded gateway calls directly.
  * Requests and answers are the shared contract's (@gateway/billing-client contract.ts), which the client reads back.
  */
-export function internalRouter(port: BillingPort & JobSettingsPort, internalToken: string | undefined): Router {
+export function internalRouter(
+  port: BillingPort & JobSettingsPort,
+  internalToken: string | undefined,
+  /** Told of a batched hold that failed with anything but a refusal (a single one reaches the app's error handler). */
+  onUnexpected: (err: unknown) => void = () => {},
+): Router {
   const r = Router();
   r.use(requireInternalToken(internalToken));
+  // Up to MAX_HOLDS_PER_BATCH holds of at most the single route's 16 KB each would be 4 MB; real ones are ~300 bytes.
+  r.post(internalApi.INTERNAL_PATHS.holdsBatch, jsonBody('1mb'), async (req, res) => {
+    const { data } = validate(internalApi.holdBatchRequest, req.body);
+    // Together into the port, so its per-account group commit takes them in one statement.
+    const outcomes = await Promise.allSettled(data.map((hold) => port.placeHold(hold)));
+    const answer = internalApi.holdBatchAnswer.encode({
+      data: outcomes.map((o) => {
+        if (o.status === 'fulfilled') return { status: 201 as const, data: o.value };
+        if (!(o.reason instanceof GatewayError)) onUnexpected(o.reason);
+        const err = toGatewayError(o.reason);
+        return { status: err.status, error: { code: err.code, message: err.message, request_id: '' } };
+      }),
+    });
+    sendJson(res, answer);
+  });
   r.use(jsonBody('16kb'));
   r.get(internalApi.INTERNAL_PATHS.ready, async (_req, res) => {
     await port.ping();
