@@ -50,7 +50,13 @@ export const holdAnswer = z.object({ data: hold });
 
 /** The most holds one batch request carries; the client splits a larger turn into several. */
 export const MAX_HOLDS_PER_BATCH = 256;
-export const holdBatchRequest = z.object({ data: z.array(holdRequest).min(1).max(MAX_HOLDS_PER_BATCH) });
+/**
+ * A batched hold's own W3C trace context (the request it belongs to), so billing's span for it joins that request's
+ * trace rather than the batch's; absent when tracing is off. A single hold's HTTP request carries it as headers.
+ */
+const traceCarrier = z.object({ traceparent: z.string().max(128), tracestate: z.string().max(512).optional() });
+export const batchedHoldRequest = holdRequest.extend({ trace: traceCarrier.optional() });
+export const holdBatchRequest = z.object({ data: z.array(batchedHoldRequest).min(1).max(MAX_HOLDS_PER_BATCH) });
 const errorBody = z.object({ code: z.string(), message: z.string(), request_id: z.string() });
 /**
  * 200 for the batch as a whole, with one outcome per hold in the request's order: the status and body the single

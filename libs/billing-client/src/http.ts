@@ -1,9 +1,11 @@
+import { context, propagation } from '@opentelemetry/api';
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
 import {
   INTERNAL_PATHS,
   MAX_HOLDS_PER_BATCH,
+  type batchedHoldRequest,
   holdAnswer,
   holdBatchAnswer,
   holdRequest,
@@ -51,10 +53,11 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
     }
   }
 
-  type WireHold = z.input<typeof holdRequest>;
+  type WireHold = z.input<typeof batchedHoldRequest>;
   let batchRefusedAt = Number.NEGATIVE_INFINITY;
 
-  async function placeOne(hold: WireHold): Promise<Hold> {
+  // Sent from the turn's flush, which runs in the context of the turn's first call: for a lone hold, its own.
+  async function placeOne({ trace: _inHeaders, ...hold }: WireHold): Promise<Hold> {
     const r = await post(INTERNAL_PATHS.holds, hold);
     if (r.status === 201) return answer(holdAnswer, r.json).data;
     throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to place the hold');
@@ -103,7 +106,9 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
         const issue = body.error.issues[0];
         return Promise.reject(new GatewayError('invalid_request', `Invalid request: ${issue.path.join('.') || 'body'}: ${issue.message}`));
       }
-      return placeHold(body.data);
+      const trace: { traceparent?: string; tracestate?: string } = {};
+      propagation.inject(context.active(), trace);
+      return placeHold(trace.traceparent ? { ...body.data, trace: { traceparent: trace.traceparent, tracestate: trace.tracestate } } : body.data);
     },
     async jobSettings(accountId): Promise<JobSettings> {
       const r = await send('GET', INTERNAL_PATHS.jobSettings.replace(':accountId', encodeURIComponent(accountId)));

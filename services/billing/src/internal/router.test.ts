@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { trace } from '@opentelemetry/api';
 import express from 'express';
 import {
   createBillingHttpClient,
@@ -10,6 +11,7 @@ import {
   type HoldRequest,
   type KeyIdentity,
 } from '@gateway/billing-client';
+import { useInMemoryTracing } from '@gateway/bus/src/testing/otel';
 import { GatewayError, errorHandler } from '@gateway/errors';
 import { internalRouter } from './router';
 
@@ -154,5 +156,47 @@ describe('internal API: server and client on one contract', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining('amountNano') } });
     expect(seen).toEqual([]);
+  });
+});
+
+describe('internal API: a batched hold in its own request trace', () => {
+  const exporter = useInMemoryTracing();
+
+  it("billing's span for each hold of a batch belongs to the trace of the request that asked for it", async () => {
+    const port: BillingPort & JobSettingsPort = {
+      verifyKey: async () => undefined,
+      jobSettings: async () => ({ jobConcurrency: null, webhookSecret: 'whsec_x' }),
+      placeHold: async () => placed,
+      ping: async () => undefined,
+    };
+    const paths: string[] = [];
+    const app = express()
+      .use((req, _res, next) => {
+        paths.push(req.path);
+        next();
+      })
+      .use(internalRouter(port, undefined))
+      .use(errorHandler(() => ''));
+    const server = http.createServer(app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = createBillingHttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const tracer = trace.getTracer('test');
+      const requests = ['req_a', 'req_b', 'req_c'].map((requestId) =>
+        tracer.startActiveSpan(requestId, async (span) => {
+          await client.placeHold({ ...request, requestId });
+          span.end();
+          return span.spanContext().traceId;
+        }),
+      );
+      const traceIds = await Promise.all(requests);
+      expect(paths).toEqual(['/internal/holds/batch']);
+      const holdSpans = exporter.getFinishedSpans().filter((s) => s.name === 'billing.hold');
+      expect(holdSpans.map((s) => s.spanContext().traceId).sort()).toEqual([...traceIds].sort());
+      expect(new Set(traceIds).size).toBe(3);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
 import { GatewayError, toGatewayError } from '@gateway/errors';
 import { jsonBody, requireInternalToken, sendJson, validate } from '@gateway/service-kit';
+import { inTraceOf } from './hold-trace';
 
 /**
  * Billing's internal API for the fleet: the HTTP face of the same BillingPort the embedded gateway calls directly.
@@ -19,7 +20,7 @@ export function internalRouter(
   r.post(internalApi.INTERNAL_PATHS.holdsBatch, jsonBody('1mb'), async (req, res) => {
     const { data } = validate(internalApi.holdBatchRequest, req.body);
     // Together into the port, so its per-account group commit takes them in one statement.
-    const outcomes = await Promise.allSettled(data.map((hold) => port.placeHold(hold)));
+    const outcomes = await Promise.allSettled(data.map(({ trace, ...hold }) => inTraceOf(trace, () => port.placeHold(hold))));
     const answer = internalApi.holdBatchAnswer.encode({
       data: outcomes.map((o) => {
         if (o.status === 'fulfilled') return { status: 201 as const, data: o.value };
