@@ -10,7 +10,7 @@ import type { Hold, HoldRequest, JobSettings, KeyIdentity } from './port';
 export const INTERNAL_PATHS = {
   verifyKey: '/internal/keys/verify',
   holds: '/internal/holds',
-  /** Several holds in one request (see hold-batching.ts); each is answered as the single route would answer it. */
+  /** Several holds in one request (the client's per-turn.ts); each is answered as the single route would answer it. */
   holdsBatch: '/internal/holds/batch',
   /** Billing's own readiness for its peers (its /readyz sits on the metrics listener, which peers do not call). */
   ready: '/internal/ready',

@@ -114,6 +114,16 @@ describe('internal API: server and client on one contract', () => {
     expect(paths).toEqual(['/internal/holds/batch', '/internal/holds']);
   });
 
+  it('holds that each fit the single route also fit a full batch together', async () => {
+    paths.length = 0;
+    const big = { ...request, model: `m/${'x'.repeat(15_000)}` };
+    const holds = await Promise.all(
+      Array.from({ length: internalApi.MAX_HOLDS_PER_BATCH }, (_, i) => client.placeHold({ ...big, requestId: `req_big_${i}` })),
+    );
+    expect(holds).toHaveLength(internalApi.MAX_HOLDS_PER_BATCH);
+    expect(paths).toEqual(['/internal/holds/batch']);
+  });
+
   it("a batched hold that fails unexpectedly is that hold's 503 alone, and is reported", async () => {
     unexpected.length = 0;
     const [ok, broken] = await Promise.all([

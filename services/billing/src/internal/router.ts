@@ -16,8 +16,9 @@ export function internalRouter(
 ): Router {
   const r = Router();
   r.use(requireInternalToken(internalToken));
-  // Up to MAX_HOLDS_PER_BATCH holds of at most the single route's 16 KB each would be 4 MB; real ones are ~300 bytes.
-  r.post(internalApi.INTERNAL_PATHS.holdsBatch, jsonBody('1mb'), async (req, res) => {
+  // Room for MAX_HOLDS_PER_BATCH holds of the single route's 16 KB each (real ones are about 300 bytes): holds that
+  // would each be taken alone are never refused for having travelled together.
+  r.post(internalApi.INTERNAL_PATHS.holdsBatch, jsonBody('5mb'), async (req, res) => {
     const { data } = validate(internalApi.holdBatchRequest, req.body);
     // Together into the port, so its per-account group commit takes them in one statement.
     const outcomes = await Promise.allSettled(data.map(({ trace, ...hold }) => inTraceOf(trace, () => port.placeHold(hold))));
