@@ -64,6 +64,15 @@ export const holdCloseSchema = z.object({
 export type HoldClose = z.infer<typeof holdCloseSchema>;
 
 /**
+ * `hold.checkpoint.v1`, on the holds topic and keyed by hold like its close: what a stream has delivered so far, as
+ * the partial settle that would charge it (outcome `settle`, a failed record). Billing keeps the highest for each
+ * open hold and applies it, as a late settle, if the hold expires unclosed: a process killed mid-stream (no close
+ * ever comes) still charges what it delivered up to its last checkpoint. Ignored once the hold has closed.
+ */
+export const holdCheckpointSchema = holdCloseSchema.extend({ outcome: z.literal('settle') });
+export type HoldCheckpoint = z.infer<typeof holdCheckpointSchema>;
+
+/**
  * A hold as stored outside the process that placed it (a job's row, a queue message): everything a later
  * `hold.close.v1` needs, so any process can settle or release it, e.g. a worker after a restart. Money as a
  * decimal string of nano-USD (JSON has no bigint), times as ISO 8601.
@@ -152,6 +161,7 @@ export type EndpointHealth = z.infer<typeof endpointHealthSchema>;
 
 export const EVENT_TYPES = {
   holdClose: 'hold.close.v1',
+  holdCheckpoint: 'hold.checkpoint.v1',
   usageRecorded: 'usage.recorded.v1',
   accountOpened: 'account.opened.v1',
   jobState: 'job.state.v1',

@@ -34,6 +34,7 @@ describeOnEngines('hold-close consumer', (engine) => {
         results.push(out.result);
         return out;
       },
+      checkpointHold: (ev) => inner.checkpointHold(ev),
     };
     results = [];
     busErrors = [];

@@ -1,17 +1,24 @@
 import type { EventBus, Subscription } from '@gateway/bus';
-import { EVENT_TYPES, TOPICS, holdCloseSchema } from '@gateway/events';
+import { EVENT_TYPES, TOPICS, holdCheckpointSchema, holdCloseSchema } from '@gateway/events';
 import { publishUsage } from './publish';
 import type { Logger } from '@gateway/service-kit';
 import type { Ledger } from './ledger/holds';
 
 /**
- * Settles and releases holds from the bus (`hold.close.v1`, keyed by hold). Delivery is at least once, and
+ * Settles and releases holds from the bus (`hold.close.v1`, keyed by hold), and keeps streams' checkpoints
+ * (`hold.checkpoint.v1`, applied if their hold expires unclosed). Delivery is at least once, and
  * redelivery is harmless: close_hold is a no-op on a closed hold. A handler that throws (the database is down)
  * gets the event again, so nothing is acknowledged before it is applied. Each applied close is then announced as
  * `usage.recorded.v1`.
  */
 export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger): Promise<Subscription> {
   return bus.subscribe('billing', [TOPICS.holds], async (event) => {
+    if (event.type === EVENT_TYPES.holdCheckpoint) {
+      const parsed = holdCheckpointSchema.safeParse(event.data);
+      if (!parsed.success) return void logger.error({ eventId: event.id, issues: parsed.error.issues }, 'dropping malformed hold checkpoint');
+      await ledger.checkpointHold(parsed.data);
+      return;
+    }
     if (event.type !== EVENT_TYPES.holdClose) return;
     const parsed = holdCloseSchema.safeParse(event.data);
     if (!parsed.success) {

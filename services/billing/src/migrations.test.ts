@@ -2,7 +2,12 @@ import { migrations } from './migrations';
 
 describe('billing migrations', () => {
   it('keep the versioned ids existing databases recorded in schema_migrations, in order', () => {
-    expect(migrations.filter((m) => !m.repeatable).map((m) => m.id)).toEqual(['001_ledger', '002_usage_estimated', '003_ledger_journal']);
+    expect(migrations.filter((m) => !m.repeatable).map((m) => m.id)).toEqual([
+      '001_ledger',
+      '002_usage_estimated',
+      '003_ledger_journal',
+      '004_hold_checkpoints',
+    ]);
   });
 
   it('001_ledger carries the tables; the ledger functions replace themselves at every start', () => {
@@ -10,7 +15,7 @@ describe('billing migrations', () => {
     const functions = migrations.find((m) => m.repeatable)!;
     for (const part of ['CREATE TABLE accounts', 'CREATE TABLE holds']) expect(ledger.sql).toContain(part);
     expect(functions.repeatable).toBe(true);
-    for (const name of ['place_hold', 'close_hold', 'expire_hold', 'expire_holds', 'ledger_write'])
+    for (const name of ['place_hold', 'close_hold', 'checkpoint_hold', 'expire_hold', 'expire_holds', 'ledger_write'])
       expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
   });
 

@@ -4,7 +4,7 @@ import { sqlFileMigration, type Migration } from '@gateway/db';
 const SQL = path.join(__dirname, 'ledger', 'sql');
 
 /**
- * The ledger's tables, then its functions (place_hold, close_hold, expire_holds; ledger_write for the embedded in-memory ledger), in ledger/sql/. The tables are
+ * The ledger's tables, then its functions (place_hold, close_hold, checkpoint_hold, expire_holds; ledger_write for the embedded in-memory ledger), in ledger/sql/. The tables are
  * versioned: the ids are what `schema_migrations` records on every existing database, so never rename, reorder
  * or change an applied one; add a new one. The functions replace themselves at every start (CREATE OR REPLACE),
  * so a rule changed in their file reaches every database. (Databases from before this split recorded
@@ -14,5 +14,8 @@ export const migrations: Migration[] = [
   sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
   sqlFileMigration('002_usage_estimated', SQL, ['002_usage_estimated.sql']),
   sqlFileMigration('003_ledger_journal', SQL, ['003_ledger_journal.sql']),
-  sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], { repeatable: true }),
+  sqlFileMigration('004_hold_checkpoints', SQL, ['004_hold_checkpoints.sql']),
+  sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
+    repeatable: true,
+  }),
 ];

@@ -2,7 +2,7 @@ import type { Db } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
 import type { Hold, HoldRequest } from '@gateway/billing-client';
-import type { HoldClose } from '@gateway/events';
+import type { HoldCheckpoint, HoldClose } from '@gateway/events';
 import { newHoldId } from './ids';
 import { batched, batchedBy } from './batcher';
 
@@ -52,6 +52,8 @@ type CloseCall = { args: CloseArgs; keyId?: string };
 export interface Ledger {
   placeHold(req: HoldRequest): Promise<Hold>;
   closeHold(ev: HoldClose): Promise<{ result: CloseResult; charged: bigint }>;
+  /** Keeps a streaming hold's checkpoint, the highest one, while it is open; false when it was not kept. */
+  checkpointHold(ev: HoldCheckpoint): Promise<boolean>;
 }
 
 export function createLedger(db: Db): Ledger {
@@ -122,6 +124,15 @@ export function createLedger(db: Db): Ledger {
     async closeHold(ev) {
       const row = await close({ args: [ev.hold_id, ev.outcome, ev.charge_nano, JSON.stringify(ev.record)], keyId: ev.key_id });
       return { result: row.result, charged: BigInt(row.charged) };
+    },
+    async checkpointHold(ev) {
+      // One per stream every few seconds: no batching worth its complexity.
+      const [row] = await db.query<{ kept: boolean }>('SELECT checkpoint_hold($1, $2, $3) AS kept', [
+        ev.hold_id,
+        ev.charge_nano,
+        JSON.stringify(ev.record),
+      ]);
+      return row.kept;
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { HoldRequest } from '@gateway/billing-client';
-import type { HoldClose } from '@gateway/events';
+import type { HoldCheckpoint, HoldClose } from '@gateway/events';
 import type { CloseResult, PlaceOutcome } from '../holds';
 import type { HoldFacts } from './records';
 
@@ -29,6 +29,8 @@ export interface MemHold {
   charge: bigint;
   /** The last record about this hold: once the tables hold it, a closed hold leaves memory. */
   lastSeq: number;
+  /** A streaming hold's highest checkpoint so far: applied as a late settle if the hold expires unclosed. */
+  checkpoint?: HoldCheckpoint;
 }
 
 const pair = (account: string, x: string) => `${account}\u0000${x}`;
@@ -151,6 +153,14 @@ export class Book {
     h.closed = true;
     h.charge = c;
     return { result: c > 0n ? 'late_charged' : 'late_dropped', charged: c, late: true };
+  }
+
+  /** checkpoint_hold's rule: an open hold keeps its highest checkpoint; false when this one was not kept. */
+  checkpoint(h: MemHold, ev: HoldCheckpoint): boolean {
+    if (h.state !== 'open') return false;
+    if (h.checkpoint && BigInt(h.checkpoint.charge_nano) > BigInt(ev.charge_nano)) return false;
+    h.checkpoint = ev;
+    return true;
   }
 
   /** expire_holds' rule for every open hold past its expiry; returns them. */

@@ -94,6 +94,34 @@ describe('the in-memory ledger across restarts', () => {
     await next.stop();
   });
 
+  it('charges at start the last checkpoint of a stream a killed process left open, from its journal alone', async () => {
+    const m = await open();
+    const a = await payer(inMemoryView(t.db, m), '1');
+    await m.stop();
+    const from = await applied();
+    const facts = { id: 'hold_s1', account: a.accountId, key: a.keyId, request: 'req_s1', model: 'm/x', amount: '500000000', created_ms: Date.now() };
+    const rec = closeEvent({ holdId: 'hold_s1', requestId: 'req_s1', amountNano: 500_000_000n, expiresAt: '' }, a, 'settle', '0.15', {
+      status: 'failed',
+      error_code: 'hold_expired',
+      tokens_completion: 15,
+    }).record;
+    // Killed mid-stream before its write-behind ran: the place and two checkpoints are in the journal only.
+    killedWith([
+      { seq: from + 1, t: 'place', h: facts, idem: null, expires_ms: Date.now() + 60_000 },
+      { seq: from + 2, t: 'checkpoint', h: facts, charge: '50000000', rec: { ...rec, tokens_completion: 5 } },
+      { seq: from + 3, t: 'checkpoint', h: facts, charge: '150000000', rec },
+    ]);
+
+    const next = await open();
+    expect(await holdRow(t.db, 'hold_s1')).toEqual({ state: 'expired', charge: '150000000', closed: true });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '150000000', held: '0', available: '850000000' },
+      key: { usage: '150000000', held: '0' },
+    });
+    expect(await usageRecordsOf(t.db, 'req_s1')).toEqual([{ status: 'failed', error_code: 'hold_expired', total_cost: '150000000' }]);
+    await next.stop();
+  });
+
   it('releases at start the holds a dead process left open, keeping those a live job owns', async () => {
     const m = await open();
     const a = await payer(inMemoryView(t.db, m), '1');

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { HoldRequest, Hold } from '@gateway/billing-client';
 import type { Db } from '@gateway/db';
-import type { HoldClose } from '@gateway/events';
+import type { HoldCheckpoint, HoldClose } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import { type CloseResult, type Ledger, createLedger, holdFromRow } from '../holds';
 import { newHoldId } from '../ids';
@@ -26,7 +26,17 @@ interface AccountRow {
   held: string;
   suspended: boolean;
   keys: { id: string; limit: string | null; usage: string; held: string }[];
-  holds: { id: string; key: string; request: string; idem: string | null; model: string; amount: string; created_ms: string; expires_ms: string }[];
+  holds: {
+    id: string;
+    key: string;
+    request: string;
+    idem: string | null;
+    model: string;
+    amount: string;
+    created_ms: string;
+    expires_ms: string;
+    checkpoint: { charge: string; record: HoldClose['record'] } | null;
+  }[];
 }
 
 const LOAD_ACCOUNT = `
@@ -35,7 +45,8 @@ SELECT a.total_credits::text AS credits, a.total_usage::text AS usage, a.held::t
      FROM api_keys k WHERE k.account_id = a.id) AS keys,
   (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'key', h.key_id, 'request', h.request_id, 'idem', h.idempotency_key,
       'model', h.model, 'amount', h.amount::text, 'created_ms', (extract(epoch FROM h.created_at) * 1000)::bigint::text,
-      'expires_ms', (extract(epoch FROM h.expires_at) * 1000)::bigint::text)), '[]')
+      'expires_ms', (extract(epoch FROM h.expires_at) * 1000)::bigint::text,
+      'checkpoint', (SELECT json_build_object('charge', c.charge::text, 'record', c.record) FROM hold_checkpoints c WHERE c.hold_id = h.id))), '[]')
      FROM holds h WHERE h.account_id = a.id AND h.state = 'open') AS holds
 FROM accounts a WHERE a.id = $1`;
 
@@ -193,6 +204,17 @@ export class MemoryLedger implements Ledger {
     }
   }
 
+  async checkpointHold(ev: HoldCheckpoint): Promise<boolean> {
+    while (this.gate) await this.gate;
+    const h = this.book.holds.get(ev.hold_id);
+    // Not in memory: closed and written out (the tables drop it), or an account not loaded since (its tables keep it).
+    if (!h) return this.sql.checkpointHold(ev);
+    if (!this.book.checkpoint(h, ev)) return false;
+    // Not waited for: a checkpoint lost to a kill is only an earlier, smaller charge than the one before it.
+    this.record({ t: 'checkpoint', h: h.facts, charge: ev.charge_nano, rec: ev.record }, h);
+    return true;
+  }
+
   private record(r: UnnumberedRecord, h: MemHold): number {
     const seq = ++this.seq;
     const rec = { ...r, seq } as LedgerRecord;
@@ -218,6 +240,17 @@ export class MemoryLedger implements Ledger {
     const due = this.book.expireDue(now);
     for (const h of due) this.record({ t: 'expire', h: h.facts }, h);
     if (due.length > 0) this.opts.logger.warn({ released: due.length }, 'released expired holds');
+    // As expire_hold does: a stream that stopped being closed is charged its last checkpoint, as a late settle.
+    for (const h of due) {
+      const account = this.book.accounts.get(h.facts.account);
+      if (!h.checkpoint || !account) continue;
+      const { result, charged, late } = this.book.close(h, account, h.checkpoint);
+      this.record({ t: 'close', h: h.facts, state: 'expired', charge: charged.toString(), late, rec: h.checkpoint.record }, h);
+      this.opts.logger.warn(
+        { holdId: h.facts.id, requestId: h.facts.request, result, charged: charged.toString() },
+        'expired hold charged its last checkpoint',
+      );
+    }
     this.book.forgetFinishedBefore(now - FINISHED_RETENTION_MS);
     await this.sweepForgotten().catch((err) => this.opts.logger.error({ err }, 'hold sweep failed'));
   }
@@ -290,6 +323,17 @@ function holdFromRowJson(account: string, h: AccountRow['holds'][number]): MemHo
     closed: false,
     charge: 0n,
     lastSeq: 0,
+    checkpoint: h.checkpoint
+      ? {
+          hold_id: h.id,
+          account_id: account,
+          key_id: h.key,
+          request_id: h.request,
+          outcome: 'settle',
+          charge_nano: h.checkpoint.charge,
+          record: h.checkpoint.record,
+        }
+      : undefined,
   };
 }
 

@@ -39,6 +39,20 @@ describe('toBatch: the write-behind folds records into set-based writes', () => 
     expect(b.body.records).toHaveLength(1);
   });
 
+  it("keeps the last checkpoint of a hold still open at the batch's end, and none of a hold that closed in it", () => {
+    const open = facts('h4', '500');
+    const closed = facts('h5', '500');
+    const b = toBatch(0, [
+      { seq: 1, t: 'checkpoint', h: open, charge: '100', rec },
+      { seq: 2, t: 'checkpoint', h: closed, charge: '100', rec },
+      { seq: 3, t: 'checkpoint', h: open, charge: '300', rec },
+      { seq: 4, t: 'close', h: closed, state: 'settled', charge: '200', late: false, rec },
+    ]);
+    expect(b.body.checkpoints).toEqual([{ hold: 'h4', charge: '300', rec }]);
+    // A checkpoint moves no money: only the close does.
+    expect(b.body.accounts).toEqual([{ id: 'a1', held: '-500', usage: '200' }]);
+  });
+
   it('refuses records that are not contiguous: a gap would skip decisions', () => {
     const h = facts('h3', '1');
     expect(() => toBatch(5, [{ seq: 7, t: 'place', h, idem: null, expires_ms: 0 }])).toThrow(/record 7 follows 5/);

@@ -29,7 +29,9 @@ export type LedgerRecord =
       late: boolean;
       rec: HoldClose['record'];
     }
-  | { seq: number; t: 'expire'; h: HoldFacts };
+  | { seq: number; t: 'expire'; h: HoldFacts }
+  /** A streaming hold's latest checkpoint, kept for the tables so that a later start can still charge it. */
+  | { seq: number; t: 'checkpoint'; h: HoldFacts; charge: string; rec: HoldClose['record'] };
 
 interface HoldRow {
   id: string;
@@ -49,6 +51,8 @@ export interface Batch {
     accounts: { id: string; held: string; usage: string }[];
     expired: { hold: string; request: string; account: string; key: string; model: string; created_ms: number }[];
     records: { hold: string; request: string; account: string; key: string; charge: string; created_ms: number; rec: unknown }[];
+    /** Checkpoints of holds still open at the batch's end. */
+    checkpoints: { hold: string; charge: string; rec: unknown }[];
   };
 }
 
@@ -64,6 +68,7 @@ export function toBatch(from: number, records: LedgerRecord[]): Batch {
   const accounts = new Map<string, { held: bigint; usage: bigint }>();
   const expired: Batch['body']['expired'] = [];
   const out: Batch['body']['records'] = [];
+  const checkpoints = new Map<string, Batch['body']['checkpoints'][number]>();
   const keyDelta = (id: string) => keys.get(id) ?? keys.set(id, { held: 0n, usage: 0n, used: false }).get(id)!;
   const accountDelta = (id: string) => accounts.get(id) ?? accounts.set(id, { held: 0n, usage: 0n }).get(id)!;
   const row = (id: string): HoldRow =>
@@ -82,6 +87,12 @@ export function toBatch(from: number, records: LedgerRecord[]): Batch {
     if (r.seq !== expect + 1) throw new Error(`ledger batch: record ${r.seq} follows ${expect}`);
     expect = r.seq;
     const { h } = r;
+    if (r.t === 'checkpoint') {
+      checkpoints.set(h.id, { hold: h.id, charge: r.charge, rec: r.rec });
+      continue;
+    }
+    // A hold that closes or expires has spent its checkpoint (an expiry applies it as a close of its own).
+    checkpoints.delete(h.id);
     const amount = BigInt(h.amount);
     if (r.t === 'place') {
       const { id, ...facts } = h;
@@ -108,6 +119,7 @@ export function toBatch(from: number, records: LedgerRecord[]): Batch {
       accounts: [...accounts].map(([id, d]) => ({ id, held: d.held.toString(), usage: d.usage.toString() })),
       expired,
       records: out,
+      checkpoints: [...checkpoints.values()],
     },
   };
 }

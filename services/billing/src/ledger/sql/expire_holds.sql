@@ -1,4 +1,4 @@
--- expire_hold: one open hold gives its amount back, whatever its expiry says (the sweep below chose it by time;
+-- expire_hold: one open hold gives its amount back (and takes its last checkpoint, if any), whatever its expiry says (the sweep below chose it by time;
 -- the embedded gateway's start releases the holds its dead predecessor left). False when it was not open.
 CREATE OR REPLACE FUNCTION expire_hold(p_hold text)
 RETURNS boolean
@@ -6,6 +6,7 @@ LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 DECLARE
   h holds%ROWTYPE;
+  c hold_checkpoints%ROWTYPE;
 BEGIN
   SELECT * INTO h FROM holds WHERE holds.id = p_hold AND state = 'open' FOR UPDATE;
   IF NOT FOUND THEN
@@ -18,6 +19,12 @@ BEGIN
   INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, total_cost, created_at)
   VALUES (h.request_id, h.id, h.account_id, h.key_id, h.model, false, 'failed', 'hold_expired', 0, h.created_at)
   ON CONFLICT (request_id) DO NOTHING;
+  -- A stream whose process stopped closing it (killed mid-stream) left its last checkpoint: it is charged as the
+  -- late settle it is, only if that still fits, and its record says what was delivered.
+  SELECT * INTO c FROM hold_checkpoints WHERE hold_checkpoints.hold_id = h.id;
+  IF FOUND THEN
+    PERFORM * FROM close_hold(h.id, 'settle', c.charge, c.record);
+  END IF;
   RETURN true;
 END
 $fn$;
@@ -39,6 +46,8 @@ BEGIN
   SELECT array_agg(id) INTO due FROM (
     SELECT id FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED
   ) d;
+  -- Checkpoints of holds that closed are spent.
+  DELETE FROM hold_checkpoints c USING holds h WHERE h.id = c.hold_id AND h.state <> 'open';
   IF due IS NULL THEN
     RETURN 0;
   END IF;

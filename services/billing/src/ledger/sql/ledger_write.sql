@@ -34,6 +34,12 @@ BEGIN
     FROM jsonb_to_recordset(p->'inserts') AS x(id text, account text, key text, request text, idem text, model text,
          amount bigint, state text, charge bigint, created_ms bigint, expires_ms bigint, closed boolean);
 
+  -- After the inserts, whose rows they point at. As checkpoint_hold keeps them: the highest one.
+  INSERT INTO hold_checkpoints (hold_id, charge, record)
+  SELECT x.hold, x.charge, x.rec FROM jsonb_to_recordset(COALESCE(p->'checkpoints', '[]')) AS x(hold text, charge bigint, rec jsonb)
+  ON CONFLICT (hold_id) DO UPDATE SET charge = EXCLUDED.charge, record = EXCLUDED.record, updated_at = now()
+   WHERE hold_checkpoints.charge <= EXCLUDED.charge;
+
   UPDATE api_keys k SET held = k.held + x.held, usage = k.usage + x.usage,
          last_used_at = CASE WHEN x.used THEN now() ELSE k.last_used_at END
     FROM jsonb_to_recordset(p->'keys') AS x(id text, held bigint, usage bigint, used boolean)

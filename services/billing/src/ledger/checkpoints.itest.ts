@@ -1,0 +1,91 @@
+import type { HoldCheckpoint } from '@gateway/events';
+import { type Engine, describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { useLedgerDb, type LedgerSuite } from '../testing/ledger-db';
+import { closeEvent, payer, placeHold, type Payer, type PlacedHold } from '../testing/ledger-fixtures';
+import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
+import { until } from '../testing/until';
+import { expireHolds } from './holds';
+import type { MemoryLedger } from './memory/memory-ledger';
+
+/**
+ * A stream's checkpoints (hold.checkpoint.v1) and the expiry that applies the last one, on PostgreSQL, PGlite and the
+ * embedded in-memory ledger: a process killed mid-stream never closes its hold, and the hold must still charge what
+ * the stream had delivered by its last checkpoint.
+ */
+describeOnEngines('hold checkpoints', (engine) => checkpointsBehave(engine));
+describe('hold checkpoints on the in-memory ledger', () => checkpointsBehave('memory'));
+
+function checkpointEvent(h: PlacedHold, who: Payer, charge: string, tokensCompletion: number): HoldCheckpoint {
+  const ev = closeEvent(h, who, 'settle', charge, {
+    status: 'failed',
+    error_code: 'hold_expired',
+    finish_reason: 'error',
+    tokens_completion: tokensCompletion,
+  });
+  return { ...ev, outcome: 'settle' };
+}
+
+function checkpointsBehave(engine: Engine | 'memory'): void {
+  const t = useLedgerDb(engine);
+  afterEach(() => expectLedgerInvariants(t.db));
+
+  /** Expires every hold past its expiry: the sweeper of the ledger under test. */
+  const sweep = (s: LedgerSuite) => (engine === 'memory' ? (s.ledger as MemoryLedger).sweep() : expireHolds(s.db).then(() => undefined));
+  const expire = async (h: PlacedHold) => {
+    await until(() => pastExpiry(t.db, h.holdId), 'the hold to pass its expiry');
+    await sweep(t);
+  };
+
+  it('a hold left unclosed is charged its highest checkpoint at expiry, as a late settle, with what was delivered on its record', async () => {
+    const a = await payer(t.db, '1');
+    const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+    expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.1', 10))).toBe(true);
+    expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.3', 30))).toBe(true);
+    // Overtaken on the bus by the later one: lower, so it is not kept.
+    expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.2', 20))).toBe(false);
+    expect(await figures(t.db, a)).toMatchObject({ account: { usage: '0', held: '500000000' } });
+
+    await expire(h);
+    expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '300000000', closed: true });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '300000000', held: '0', available: '700000000' },
+      key: { usage: '300000000', held: '0' },
+    });
+    expect(await usageRecordsOf(t.db, h.requestId)).toEqual([{ status: 'failed', error_code: 'hold_expired', total_cost: '300000000' }]);
+    const [rec] = await t.db.query<{ tokens_completion: number }>('SELECT tokens_completion FROM usage_records WHERE request_id = $1', [h.requestId]);
+    expect(rec.tokens_completion).toBe(30);
+    // Charged once: the close that arrives after all (the stream outlived its hold) finds it taken.
+    expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.4'))).toEqual({ result: 'noop', charged: 300_000_000n });
+    await sweep(t);
+    expect((await figures(t.db, a)).account.usage).toBe('300000000');
+  });
+
+  it('a checkpoint after the close changes nothing, and the closed hold is never charged again', async () => {
+    const a = await payer(t.db, '1');
+    const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+    expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.1', 10))).toBe(true);
+    expect((await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.25'))).result).toBe('settled');
+    expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.4', 40))).toBe(false);
+    await until(() => pastExpiry(t.db, h.holdId), 'the hold to pass its expiry');
+    await sweep(t);
+    expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'settled', charge: '250000000', closed: true });
+    expect((await figures(t.db, a)).account).toEqual({ usage: '250000000', held: '0', available: '750000000' });
+  });
+
+  it('a checkpoint above the hold is charged the hold, never more', async () => {
+    const a = await payer(t.db, '1');
+    const capped = await placeHold(t.ledger, a, '0.2', { ttlMs: 200 });
+    await t.ledger.checkpointHold(checkpointEvent(capped, a, '0.9', 90));
+    await expire(capped);
+    expect(await holdRow(t.db, capped.holdId)).toEqual({ state: 'expired', charge: '200000000', closed: true });
+    expect((await figures(t.db, a)).account).toEqual({ usage: '200000000', held: '0', available: '800000000' });
+  });
+
+  it('a hold without a checkpoint is released at expiry, charged nothing, as before', async () => {
+    const a = await payer(t.db, '1');
+    const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+    await expire(h);
+    expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '0', closed: false });
+    expect((await figures(t.db, a)).account).toEqual({ usage: '0', held: '0', available: '1000000000' });
+  });
+}
