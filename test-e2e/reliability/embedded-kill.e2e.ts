@@ -25,7 +25,8 @@ const CONCURRENCY = 16;
 /**
  * The embedded gateway (`pnpm start`, a child process on a data directory) killed with SIGKILL under load, then
  * started again on the same directory: the ledger's journal is replayed, the holds of the requests it killed are
- * released, every answer delivered before the window is charged exactly once, and nothing is charged twice.
+ * released (a stream past its checkpoint charged what it had delivered by then), every answer delivered before the
+ * window is charged exactly once, and nothing is charged twice.
  */
 describe('the embedded gateway killed under load (SIGKILL, child process)', () => {
   let dir: string;
@@ -89,8 +90,9 @@ describe('the embedded gateway killed under load (SIGKILL, child process)', () =
         }
       }
     };
-    // Streams the kill catches mid-way: their first words are out, the rest comes two seconds apart.
+    // Streams the kill catches mid-way: their first words are out, the rest comes two seconds apart (8 s in all).
     const midStream: string[] = [];
+    const streamStarted = new Map<string, number>();
     const streamer = async () => {
       while (!killed) {
         try {
@@ -99,6 +101,7 @@ describe('the embedded gateway killed under load (SIGKILL, child process)', () =
           await reader.read();
           const id = r.headers.get('x-gateway-request-id')!;
           midStream.push(id);
+          streamStarted.set(id, Date.now());
           while (!(await reader.read()).done);
           // Whole before the kill came: an ordinary charged call, not one the kill cut.
           midStream.splice(midStream.indexOf(id), 1);
@@ -111,7 +114,13 @@ describe('the embedded gateway killed under load (SIGKILL, child process)', () =
     const clients = Array.from({ length: CONCURRENCY }, (_, n) => client(n));
     // Both a count and an age: on a fast machine 600 answers take less than the window, and none would be old enough
     // to check.
-    await waitFor(() => answered.length >= 600 && answered[0].at < Date.now() - 2 * LOSS_WINDOW_MS, 'the load to run a while', 60_000);
+    // And until a stream in flight has run past its first checkpoint (5 s; its fourth word comes at 6 s).
+    const pastCheckpoint = () => midStream.some((id) => Date.now() - (streamStarted.get(id) ?? Date.now()) > 6_500);
+    await waitFor(
+      () => answered.length >= 600 && answered[0].at < Date.now() - 2 * LOSS_WINDOW_MS && pastCheckpoint(),
+      'the load to run a while',
+      60_000,
+    );
     const killedAt = Date.now();
     first.child.kill('SIGKILL');
     killed = true;
@@ -132,28 +141,43 @@ describe('the embedded gateway killed under load (SIGKILL, child process)', () =
       await expectLedgerInvariants(gw);
       expect(await gw.ledger(`SELECT id FROM holds WHERE state = 'open'`)).toEqual([]);
       const records = new Map(
-        (await gw.ledger(`SELECT request_id, status, total_cost::text AS cost FROM usage_records WHERE account_id = $1`, [accountId])).map((r) => [
-          r.request_id,
-          r,
-        ]),
+        (
+          await gw.ledger(
+            `SELECT request_id, status, error_code, tokens_prompt, tokens_completion, total_cost::text AS cost FROM usage_records WHERE account_id = $1`,
+            [accountId],
+          )
+        ).map((r) => [r.request_id, r]),
       );
       const old = answered.filter((a) => a.at < killedAt - LOSS_WINDOW_MS);
       expect(old.length).toBeGreaterThan(0);
       const lost = old.filter((a) => records.get(a.requestId)?.cost !== PER_CALL.toString());
       expect(lost).toEqual([]);
-      // Charged once each: no record above the per-call price, and the usage is exactly the records' sum.
-      const charged = [...records.values()].filter((r) => r.cost !== '0');
+      // Charged once each: no answered call's record above the per-call price, and the usage is exactly the records' sum.
+      const cut = new Set(midStream);
+      const charged = [...records.values()].filter((r) => r.cost !== '0' && !cut.has(r.request_id));
       for (const r of charged) expect(r.cost).toBe(PER_CALL.toString());
       const [{ usage }] = await gw.ledger(`SELECT total_usage::text AS usage FROM accounts WHERE id = $1`, [accountId]);
-      expect(usage).toBe((BigInt(charged.length) * PER_CALL).toString());
-      // The streams cut mid-way were never charged: their holds were released at the restart, or never reached the journal.
+      const recorded = [...records.values()].reduce((sum, r) => sum + BigInt(r.cost), 0n);
+      expect(usage).toBe(recorded.toString());
+      // The streams cut mid-way: one past its checkpoint is charged what it had delivered by then, as its record says
+      // (the restart applied the checkpoint it found in the journal); one cut before any is released, charged nothing.
       expect(midStream.length).toBeGreaterThan(0);
-      for (const id of midStream) expect({ id, cost: records.get(id)?.cost ?? '0' }).toEqual({ id, cost: '0' });
+      const checkpointed = midStream.filter((id) => (records.get(id)?.cost ?? '0') !== '0');
+      expect(checkpointed.length).toBeGreaterThan(0);
+      for (const id of checkpointed) {
+        const r = records.get(id);
+        expect({ id, error: r.error_code, cost: r.cost }).toEqual({
+          id,
+          error: 'hold_expired',
+          cost: textCost(TEXT_PRICE, r.tokens_prompt, r.tokens_completion).toString(),
+        });
+        expect(r.tokens_completion).toBeGreaterThan(0);
+      }
       // Answers the kill caught inside the window may have lost their settle: the figure docs/reliability.md reports.
       const unsettled = answered.filter((a) => records.get(a.requestId)?.cost !== PER_CALL.toString());
       const youngest = unsettled.length ? Math.max(...unsettled.map((a) => killedAt - a.at)) : 0;
       console.log(
-        `embedded kill: ${answered.length} answered, ${charged.length} charged, ${unsettled.length} answered but unsettled (oldest ${youngest} ms before the kill); journal ${replayed ? 'replayed' : 'had nothing to replay'}`,
+        `embedded kill: ${answered.length} answered, ${charged.length} charged, ${unsettled.length} answered but unsettled (oldest ${youngest} ms before the kill); ${checkpointed.length} of ${midStream.length} cut streams charged their checkpoint; journal ${replayed ? 'replayed' : 'had nothing to replay'}`,
       );
     } finally {
       await billing.close();

@@ -1,5 +1,5 @@
 import type { BusEvent, EventBus } from '@gateway/bus';
-import { EVENT_TYPES, TOPICS, type HoldClose, type UsageRecord } from '@gateway/events';
+import { EVENT_TYPES, TOPICS, type HoldCheckpoint, type HoldClose, type UsageRecord } from '@gateway/events';
 import { formatUsd } from '@gateway/money';
 import type { Logger, Metrics } from '@gateway/service-kit';
 import { count } from './counters';
@@ -124,18 +124,44 @@ export class HoldCloser {
     return formatUsd(charge);
   }
 
-  private async close(outcome: HoldClose['outcome'], charge: bigint, rec: RecordFields, facts: CallFacts): Promise<void> {
+  /**
+   * What a stream has delivered so far (`hold.checkpoint.v1`), for billing to charge as a late settle if this hold
+   * expires unclosed: the process died mid-stream and its close never came. Only while this closer has not closed;
+   * a checkpoint the bus refuses is logged and left to the next one.
+   */
+  async checkpoint(usage: Usage, facts: CallFacts = {}): Promise<void> {
     if (this.done) return;
-    // Set before publishing: a failed publish is not retried here, so the hold can never be closed twice by us.
-    this.done = true;
     const hold = this.record;
-    const model = facts.model ?? hold.model;
+    const charge = usage.chargeNano > hold.amountNano ? hold.amountNano : usage.chargeNano;
+    const record = this.usageRecord(
+      {
+        status: 'failed',
+        // What it will be, if it is ever applied: the hold expired with nobody to close it.
+        error_code: 'hold_expired',
+        finish_reason: 'error',
+        tokens_prompt: usage.tokensPrompt,
+        tokens_completion: usage.tokensCompletion,
+      },
+      facts,
+    );
+    const data: HoldCheckpoint = { ...this.ids(), outcome: 'settle', charge_nano: charge.toString(), record };
+    const event: BusEvent<HoldCheckpoint> = { id: `${hold.holdId}:checkpoint:${charge}`, type: EVENT_TYPES.holdCheckpoint, key: hold.holdId, data };
+    await this.deps.bus.publish(TOPICS.holds, event).catch((err: unknown) => {
+      this.deps.logger.warn({ err, holdId: hold.holdId, requestId: hold.requestId }, 'could not publish hold checkpoint');
+    });
+  }
+
+  private ids(): Pick<HoldClose, 'hold_id' | 'account_id' | 'key_id' | 'request_id'> {
+    const hold = this.record;
+    return { hold_id: hold.holdId, account_id: hold.accountId, key_id: hold.keyId, request_id: hold.requestId };
+  }
+
+  private usageRecord(rec: RecordFields, facts: CallFacts): UsageRecord {
+    const hold = this.record;
     const attempts = facts.attempts ?? 0;
-    count(this.deps.metrics, 'close', { outcome, status: rec.status });
-    if (charge > 0n) count(this.deps.metrics, 'charge', { model }, Number(charge) / 1e9);
     const now = Date.now();
-    const record: UsageRecord = {
-      model,
+    return {
+      model: facts.model ?? hold.model,
       streamed: hold.streamed,
       native_tokens_prompt: rec.tokens_prompt,
       native_tokens_completion: rec.tokens_completion,
@@ -150,15 +176,17 @@ export class HoldCloser {
       usage_estimated: false,
       ...rec,
     };
-    const data: HoldClose = {
-      hold_id: hold.holdId,
-      account_id: hold.accountId,
-      key_id: hold.keyId,
-      request_id: hold.requestId,
-      outcome,
-      charge_nano: charge.toString(),
-      record,
-    };
+  }
+
+  private async close(outcome: HoldClose['outcome'], charge: bigint, rec: RecordFields, facts: CallFacts): Promise<void> {
+    if (this.done) return;
+    // Set before publishing: a failed publish is not retried here, so the hold can never be closed twice by us.
+    this.done = true;
+    const hold = this.record;
+    const model = facts.model ?? hold.model;
+    count(this.deps.metrics, 'close', { outcome, status: rec.status });
+    if (charge > 0n) count(this.deps.metrics, 'charge', { model }, Number(charge) / 1e9);
+    const data: HoldClose = { ...this.ids(), outcome, charge_nano: charge.toString(), record: this.usageRecord(rec, facts) };
     // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
     // ordering them per account would only serialise a busy account's settles.
     const event: BusEvent<HoldClose> = { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data };

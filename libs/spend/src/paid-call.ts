@@ -14,7 +14,11 @@ export interface SpendDeps extends CloseDeps {
   circuits: Circuits;
   /** How long a synchronous hold may stay open before the sweeper releases it (limits.hold_ttl; 15 minutes). */
   holdTtlMs?: number;
+  /** How often a stream tells billing what it has delivered so far (PaidCall.progress); 5 seconds. */
+  checkpointEveryMs?: number;
 }
+
+const CHECKPOINT_EVERY_MS = 5_000;
 
 export interface PaidCallSpec {
   ctx: RequestContext;
@@ -43,6 +47,8 @@ export class PaidCall {
   private firstByteAt: number | undefined;
   private answeredBy: ResolvedModel | undefined;
   private readonly closer: HoldCloser;
+  private nextCheckpointAt = 0;
+  private checkpointing = false;
 
   private constructor(
     private readonly deps: SpendDeps,
@@ -162,6 +168,26 @@ export class PaidCall {
   /** Marks the first byte of a stream, for the latency figure. */
   markFirstByte(): void {
     this.firstByteAt ??= Date.now();
+  }
+
+  /**
+   * Called as a stream delivers. Every `checkpointEveryMs` (5 s, counted from the first call) it measures what has
+   * been delivered and publishes it as the hold's checkpoint, which billing charges if this process dies before the
+   * close. One at a time and off the stream's path: the stream never waits for a count or the bus.
+   */
+  progress(measure: () => Promise<Usage>): void {
+    const now = Date.now();
+    const every = this.deps.checkpointEveryMs ?? CHECKPOINT_EVERY_MS;
+    if (this.nextCheckpointAt === 0) this.nextCheckpointAt = now + every;
+    if (now < this.nextCheckpointAt || this.checkpointing || this.closer.closed) return;
+    this.nextCheckpointAt = now + every;
+    this.checkpointing = true;
+    measure()
+      .then((usage) => this.closer.checkpoint(usage, this.facts()))
+      .catch((err: unknown) => this.deps.logger.warn({ err, requestId: this.record.requestId }, 'could not measure a stream for its checkpoint'))
+      .finally(() => {
+        this.checkpointing = false;
+      });
   }
 
   /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */

@@ -6,7 +6,7 @@
 import type { BillingPort, HoldRequest } from '@gateway/billing-client';
 import { createMemoryBus, type EventBus } from '@gateway/bus';
 import { buildRegistry, parseConfig, type ModelConfig, type ModelRegistry, type ResolvedEndpoint } from '@gateway/config';
-import { EVENT_TYPES, TOPICS, holdCloseSchema, type HoldClose } from '@gateway/events';
+import { EVENT_TYPES, TOPICS, holdCheckpointSchema, holdCloseSchema, type HoldCheckpoint, type HoldClose } from '@gateway/events';
 import type { Logger, RequestContext } from '@gateway/service-kit';
 import { UpstreamError, type ChatChunk, type ChatCompletion, type ChatUsage, type TextProtocol } from '@gateway/upstreams';
 import { Circuits } from './circuits';
@@ -69,6 +69,10 @@ export interface FakeBilling {
   requests: HoldRequest[];
   /** Every hold-close event billing's consumer received, in order, each already accepted by the real schema. */
   closes: HoldClose[];
+  /** Every hold checkpoint received, in order, each accepted by the real schema. */
+  checkpoints: HoldCheckpoint[];
+  /** The types of the hold events received, in order (closes and checkpoints interleaved as they arrived). */
+  arrivals: string[];
   /** Holds placed that no close event has reached (the sweeper would release them at expiry). */
   open(): string[];
   /** Resolves once every event published so far on the placed holds' keys has reached the consumer. */
@@ -82,12 +86,21 @@ async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
   const requests: HoldRequest[] = [];
   const holdIds: string[] = [];
   const closes: HoldClose[] = [];
+  const checkpoints: HoldCheckpoint[] = [];
+  const arrivals: string[] = [];
   const malformed: unknown[] = [];
   const flushed = new Map<string, () => void>();
 
   await bus.subscribe('billing', [TOPICS.holds], async (event) => {
     if (event.type === FLUSH) return void flushed.get(event.id)?.();
+    if (event.type === EVENT_TYPES.holdCheckpoint) {
+      const checkpoint = holdCheckpointSchema.safeParse(event.data);
+      if (!checkpoint.success) return void malformed.push(event.data);
+      checkpoints.push(checkpoint.data);
+      return void arrivals.push(event.type);
+    }
     if (event.type !== EVENT_TYPES.holdClose) return; // as billing's consumer: a hold it never hears of stays open
+    arrivals.push(event.type);
     const parsed = holdCloseSchema.safeParse(event.data);
     if (parsed.success) closes.push(parsed.data);
     else malformed.push(event.data);
@@ -108,6 +121,8 @@ async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
     },
     requests,
     closes,
+    checkpoints,
+    arrivals,
     open: () => holdIds.filter((id) => !closes.some((c) => c.hold_id === id)),
     async delivered() {
       // The memory bus delivers one key's events in publish order, so a marker on each hold's key arriving means
@@ -170,6 +185,8 @@ export interface Reply {
   finishReason?: string;
   /** Streamed: after the pieces the stream breaks with this instead of finishing. Not streamed: the call fails. */
   breakWith?: Error;
+  /** Streamed: the wait before each piece, as a model generating slowly. */
+  gapMs?: number;
   /**
    * Streamed: after the pieces the stream stays open until the caller aborts it, and notices the abort this many ms
    * late, as a real upstream connection may.
@@ -237,6 +254,7 @@ export function fakeUpstream(behaviours: Record<string, Behaviour>): FakeUpstrea
         return (async function* () {
           yield chunk({ role: 'assistant', content: '' });
           for (const piece of r.pieces) {
+            if (r.gapMs) await new Promise((resolve) => setTimeout(resolve, r.gapMs));
             opts.signal?.throwIfAborted();
             yield chunk({ content: piece });
           }

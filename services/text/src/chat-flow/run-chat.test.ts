@@ -178,6 +178,41 @@ describe('chat flow', () => {
       expect(c.seen.failed).toBeUndefined(); // nobody is left to read an error frame
     });
 
+    it('tells billing what a long stream has delivered as it goes, each checkpoint before the close and none after', async () => {
+      const words = Array.from({ length: 12 }, (_, i) => ` word${i}`);
+      const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: words, gapMs: 15, usage: { prompt_tokens: 4, completion_tokens: 12 } }),
+      });
+      const c = client();
+      await runChatStream(testContext(), c.client, { ...deps, checkpointEveryMs: 40 }, stream(), c.sink);
+      await fx.billing.delivered();
+      const { checkpoints, closes, arrivals } = fx.billing;
+      // 12 words 15 ms apart and a checkpoint every 40 ms at the most: a few, never one per chunk.
+      expect(checkpoints.length).toBeGreaterThanOrEqual(1);
+      expect(checkpoints.length).toBeLessThan(words.length);
+      expect(arrivals.at(-1)).toBe('hold.close.v1');
+      expect(arrivals.filter((a) => a === 'hold.close.v1')).toHaveLength(1);
+      const prompt = countTokens(promptText(body('Hi')));
+      let before = -1n;
+      for (const cp of checkpoints) {
+        const delivered = cp.record.tokens_completion;
+        // Charged as a stream broken at that point would be, and recorded as what it will be if ever applied.
+        expect(cp).toMatchObject({ outcome: 'settle', charge_nano: textCharge(model('acme/chat'), prompt, delivered).toString() });
+        expect(cp.record).toMatchObject({ status: 'failed', error_code: 'hold_expired', tokens_prompt: prompt, streamed: true });
+        expect(BigInt(cp.charge_nano)).toBeGreaterThan(before);
+        before = BigInt(cp.charge_nano);
+      }
+      expect(closes).toMatchObject([{ outcome: 'settle', record: { status: 'succeeded' } }]);
+    });
+
+    it('a short stream publishes no checkpoint', async () => {
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: ['Hel', 'lo'] }) });
+      const c = client();
+      await runChatStream(testContext(), c.client, deps, stream(), c.sink);
+      await fx.billing.delivered();
+      expect(fx.billing.arrivals).toEqual(['hold.close.v1']);
+    });
+
     it('releases a stream that breaks before delivering any token, and tells the client', async () => {
       const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': () => ({ pieces: [], breakWith: broken() }) });
       const c = client();

@@ -161,6 +161,13 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   let delivered = '';
   let finishReason: string | null = null;
   let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+  let promptTokens: Promise<number> | undefined;
+  // What the stream has delivered so far, charged as a broken stream would be: the checkpoint a kill leaves behind.
+  const soFar = async () => {
+    const prompt = await (promptTokens ??= countTokensAsync(promptText(call.body)));
+    const completion = await countTokensAsync(delivered);
+    return { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' };
+  };
   try {
     for (let step = result.first; !step.done; step = await result.iterator.next()) {
       const chunk = step.value;
@@ -170,7 +177,10 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
         if (c.finish_reason) finishReason = c.finish_reason;
       }
       if (chunk.usage) reported = chunk.usage;
-      if (chunk.choices.length > 0) sink.chunk(chunk);
+      if (chunk.choices.length > 0) {
+        sink.chunk(chunk);
+        paid.progress(soFar);
+      }
     }
   } catch (e) {
     const prompt = await countTokensAsync(promptText(call.body));
