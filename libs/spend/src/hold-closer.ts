@@ -132,7 +132,8 @@ export class HoldCloser {
   async checkpoint(usage: Usage, facts: CallFacts = {}): Promise<void> {
     if (this.done) return;
     const hold = this.record;
-    const charge = usage.chargeNano > hold.amountNano ? hold.amountNano : usage.chargeNano;
+    const capped = usage.chargeNano > hold.amountNano;
+    const charge = capped ? hold.amountNano : usage.chargeNano;
     const record = this.usageRecord(
       {
         status: 'failed',

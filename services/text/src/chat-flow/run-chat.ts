@@ -164,7 +164,8 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   let promptTokens: Promise<number> | undefined;
   // What the stream has delivered so far, charged as a broken stream would be: the checkpoint a kill leaves behind.
   const soFar = async () => {
-    const prompt = await (promptTokens ??= countTokensAsync(promptText(call.body)));
+    promptTokens ??= countTokensAsync(promptText(call.body));
+    const prompt = await promptTokens;
     const completion = await countTokensAsync(delivered);
     return { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' };
   };
