@@ -26,7 +26,7 @@ interface Outcome {
 
 function config(upstreamUrl: string, falUrl: string) {
   const jobs = jobsConfig(falUrl, { jobs: { lease: '2s', poll_interval: '50ms' } });
-  const gated = gatedConfig(upstreamUrl, ['ok', 'gated', 'gated-late', 'stall']);
+  const gated = gatedConfig(upstreamUrl, ['ok', 'gated', 'gated-late', 'stall', 'drip']);
   return {
     ...jobs,
     ...gated,
@@ -162,6 +162,44 @@ describe('fleet: a service SIGKILLed with money in flight', () => {
     expect(after.usage).toBe(PER_CALL.toString());
     await expectLedgerInvariants(f);
   }, 120_000);
+
+  it('text SIGKILLed in a long stream: the hold, expired, is charged what the stream had delivered at its last checkpoint', async () => {
+    const acct = await f.account(5);
+    let started = 0;
+    const call = chat(acct.key, 'test/drip', { stream: true, onBody: () => void (started ||= Date.now()) });
+    // Past its first checkpoint (5 s of streaming): billing keeps the stream's delivered-so-far beside its hold.
+    await waitFor(async () => started > 0 && Date.now() - started > 6_000, 'the stream to run past its first checkpoint', 30_000);
+    const checkpoints = async () =>
+      (
+        await f.ledger(`SELECT count(*)::int AS n FROM hold_checkpoints c JOIN holds h ON h.id = c.hold_id WHERE h.account_id = $1`, [acct.accountId])
+      )[0].n as number;
+    await waitFor(async () => (await checkpoints()) === 1, 'billing to keep the checkpoint', 15_000);
+    await f.kill('text');
+    try {
+      expect(await call).toMatchObject({ status: 200, broken: true });
+      const [hold] = await f.ledger<{ id: string; amount: string }>(`SELECT id, amount::text AS amount FROM holds WHERE account_id = $1`, [
+        acct.accountId,
+      ]);
+      await expireAndSweep([hold.id]);
+      const [closed] = await f.ledger(
+        `SELECT h.state, h.charge::text AS charge, h.closed_at IS NOT NULL AS closed, u.status, u.error_code, u.tokens_prompt,
+                u.tokens_completion, u.total_cost::text AS cost FROM holds h JOIN usage_records u ON u.hold_id = h.id WHERE h.account_id = $1`,
+        [acct.accountId],
+      );
+      // Charged as a stream broken at the checkpoint, the prompt and the tokens delivered by then, as its record says;
+      // never above the hold (max_tokens 5 reserved less than the stream had delivered by then).
+      const delivered = textCost(TEXT_PRICE, closed.tokens_prompt, closed.tokens_completion);
+      const charge = (delivered < BigInt(hold.amount) ? delivered : BigInt(hold.amount)).toString();
+      expect(closed).toMatchObject({ state: 'expired', closed: true, status: 'failed', error_code: 'hold_expired', charge, cost: charge });
+      expect(closed.tokens_completion).toBeGreaterThan(1);
+      const [account] = await f.ledger(`SELECT held::text AS held, total_usage::text AS usage FROM accounts WHERE id = $1`, [acct.accountId]);
+      expect(account).toEqual({ held: '0', usage: charge });
+    } finally {
+      // Whatever this test saw, the next one needs a text process.
+      await f.fleet.restart('text');
+    }
+    await expectLedgerInvariants(f);
+  }, 60_000);
 
   it('billing SIGKILLed mid-settle under load: after its restart every settle is applied exactly once, every 200 charged, none twice', async () => {
     const acct = await f.account(20);

@@ -142,6 +142,7 @@ export class HoldCloser {
         finish_reason: 'error',
         tokens_prompt: usage.tokensPrompt,
         tokens_completion: usage.tokensCompletion,
+        capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
       },
       facts,
     );

@@ -430,7 +430,8 @@ export async function startFaultFleet(
  *   gated...   (`gated`, `gated-late`, any name starting so) waits until the gate of that name is open (streamed:
  *              the role and "po" at once, the rest once open)
  *   stall      never answers (streamed: the role and "po", then nothing) until the gateway hangs up
- * Nothing here waits on a timer, so a closed upstream leaves no pending work behind.
+ *   drip       streamed: the role and "po", then " po" every 250 ms until the gateway hangs up (a long answer)
+ * Only drip waits on a timer, cleared when its connection closes, so a closed upstream leaves no pending work behind.
  */
 export interface GatedUpstream {
   url: string;
@@ -495,10 +496,12 @@ export async function startGatedUpstream(): Promise<GatedUpstream> {
         chunk({ content: 'po' });
       }
       const hungUp = new Promise<boolean>((r) => res.once('close', () => r(false)));
-      if (model === 'stall') {
+      if (model === 'stall' || model === 'drip') {
+        const drip = model === 'drip' ? setInterval(() => chunk({ content: ' po' }), 250) : undefined;
         stalled++;
         await hungUp;
         stalled--;
+        clearInterval(drip);
         return;
       }
       if (model.startsWith('gated') && !gate(model).open) {
