@@ -64,12 +64,16 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
     const a = await payer(t.db, '1');
     const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
     expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.1', 10))).toBe(true);
+    // The checkpoint in the table before the close (the in-memory ledger writes it behind; a read waits for that).
+    expect(await t.db.query('SELECT charge::text AS charge FROM hold_checkpoints WHERE hold_id = $1', [h.holdId])).toEqual([{ charge: '100000000' }]);
     expect((await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.25'))).result).toBe('settled');
     expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.4', 40))).toBe(false);
     await until(() => pastExpiry(t.db, h.holdId), 'the hold to pass its expiry');
     await sweep(t);
     expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'settled', charge: '250000000', closed: true });
     expect((await figures(t.db, a)).account).toEqual({ usage: '250000000', held: '0', available: '750000000' });
+    // Spent with its hold's close: the table keeps only open holds' checkpoints.
+    expect(await t.db.query('SELECT hold_id FROM hold_checkpoints WHERE hold_id = $1', [h.holdId])).toEqual([]);
   });
 
   it('a checkpoint above the hold is charged the hold, never more', async () => {

@@ -34,6 +34,9 @@ BEGIN
     FROM jsonb_to_recordset(p->'inserts') AS x(id text, account text, key text, request text, idem text, model text,
          amount bigint, state text, charge bigint, created_ms bigint, expires_ms bigint, closed boolean);
 
+  -- A checkpoint is spent once its hold leaves open (written by an earlier batch: one placed here had its dropped).
+  DELETE FROM hold_checkpoints c USING jsonb_to_recordset(p->'updates') AS x(id text, state text)
+   WHERE c.hold_id = x.id AND x.state <> 'open';
   -- After the inserts, whose rows they point at. As checkpoint_hold keeps them: the highest one.
   INSERT INTO hold_checkpoints (hold_id, charge, record)
   SELECT x.hold, x.charge, x.rec FROM jsonb_to_recordset(COALESCE(p->'checkpoints', '[]')) AS x(hold text, charge bigint, rec jsonb)
