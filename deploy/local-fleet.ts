@@ -12,10 +12,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, SERVICES } from '@gateway/topology';
+import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, isReleaseRequest, releasedAnswer } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
@@ -123,6 +124,45 @@ async function waitReady(metricsUrl: string, child: ChildProcess, name: string, 
   throw new Error(`${name} not ready at ${metricsUrl} after ${timeoutMs} ms`);
 }
 
+/**
+ * The fleet's ports, bound here before any of its processes starts and let go one by one as each process is about to
+ * listen (libs/service-kit/src/port-handoff.ts says why): a bound port is never handed out as the local end of an
+ * outbound connection, so none of the services' own first connections can take another's port.
+ */
+class HeldPorts {
+  private readonly held = new Map<number, net.Server>();
+
+  hold(port: number, host: string): Promise<void> {
+    // A connection meanwhile (the readiness poll) is refused at once: one left open would hold up the release.
+    const server = net.createServer((socket) => socket.destroy());
+    return new Promise((resolve, reject) => {
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          e.code === 'EADDRINUSE'
+            ? new Error(`port ${port} on ${host} is in use: the fleet listens on PORT, the ports after it and 1000 above each`)
+            : e,
+        ),
+      );
+      server.listen(port, host, () => {
+        server.unref();
+        this.held.set(port, server);
+        resolve();
+      });
+    });
+  }
+
+  release(port: number): Promise<void> {
+    const server = this.held.get(port);
+    if (!server) return Promise.resolve();
+    this.held.delete(port);
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+
+  releaseAll(): Promise<void> {
+    return Promise.all([...this.held.keys()].map((p) => this.release(p))).then(() => undefined);
+  }
+}
+
 function stopProcess(p: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (p.exitCode !== null || p.signalCode !== null) return resolve();
@@ -172,25 +212,37 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const processes: Record<string, ChildProcess> = {};
   const metricsUrls: Record<string, string> = {};
   const listens: Record<string, { port: number; host: string }> = {};
+  const held = new HeldPorts();
   const launch = (name: string, listen: { port: number; host: string }) => {
     listens[name] = listen;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
     // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
     // the CLI (SIGKILL above all) would leave the service running as an orphan.
-    processes[name] = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
       cwd: ROOT,
-      env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort) },
-      stdio: ['ignore', out, out],
+      env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },
+      stdio: ['ignore', out, out, 'ipc'],
     });
+    child.on('message', (m) => {
+      if (!isReleaseRequest(m)) return;
+      void held.release(m.port).then(() => {
+        if (child.connected) child.send(releasedAnswer(m.port), () => {});
+      });
+    });
+    processes[name] = child;
     metricsUrls[name] = local(metricsPort);
-    return waitReady(metricsUrls[name], processes[name], name);
+    return waitReady(metricsUrls[name], child, name);
   };
   const stop = async () => {
     await Promise.all(Object.values(processes).map(stopProcess));
+    await held.releaseAll();
     if (opts.dropDatabaseOnStop) await dropDatabase(databaseUrl);
   };
   try {
+    const host = opts.host ?? '127.0.0.1';
+    for (const s of SERVICES) for (const p of [portOf(s), portOf(s) + METRICS_PORT_OFFSET]) await held.hold(p, '127.0.0.1');
+    for (const p of [port, port + METRICS_PORT_OFFSET]) await held.hold(p, host);
     // Services that run migrations the others depend on start first; the edge last, once every service answers.
     const internal = (s: (typeof SERVICES)[number]) => launch(s.name, { port: portOf(s), host: '127.0.0.1' });
     await Promise.all(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map(internal));

@@ -6,6 +6,7 @@ import { createOpsApp } from './app';
 import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
+import { claimHeldPort } from './port-handoff';
 
 export interface ServeOptions {
   service: string;
@@ -37,7 +38,8 @@ export interface Served {
   shutdown(graceMs?: number): Promise<void>;
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
+async function listen(server: http.Server, port: number, host: string): Promise<number> {
+  await claimHeldPort(port);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

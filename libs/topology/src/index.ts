@@ -11,3 +11,11 @@ export {
   type ServiceEntry,
   type ServiceName,
 } from './services';
+export {
+  PORT_HANDOFF_ENV,
+  isReleaseRequest,
+  isReleasedAnswer,
+  releaseRequest,
+  releasedAnswer,
+  type PortMessage,
+} from './port-handoff';
