@@ -1,5 +1,6 @@
--- expire_hold: one open hold gives its amount back (and takes its last checkpoint, if any), whatever its expiry says (the sweep below chose it by time;
--- the embedded gateway's start releases the holds its dead predecessor left). False when it was not open.
+-- expire_hold: one open hold gives its amount back, and is charged its last checkpoint if it has one, whatever its
+-- expiry says (the sweep below chose it by time; the embedded gateway's start releases the holds its dead
+-- predecessor left). False when it was not open.
 CREATE OR REPLACE FUNCTION expire_hold(p_hold text)
 RETURNS boolean
 LANGUAGE plpgsql AS $fn$
