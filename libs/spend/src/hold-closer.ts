@@ -96,7 +96,6 @@ export class HoldCloser {
     );
   }
 
-  /** A charge above the hold is capped at it, and the upstream's figure kept on the record, never silently. */
   private async settleAs(
     usage: Usage,
     status: UsageRecord['status'],
@@ -104,12 +103,39 @@ export class HoldCloser {
     finishReason: string | null,
     facts: CallFacts,
   ): Promise<string> {
+    const { charge, rec } = this.settlement(usage, status, errorCode, finishReason);
+    await this.close('settle', charge, rec, facts);
+    return formatUsd(charge);
+  }
+
+  /**
+   * What a stream has delivered so far (`hold.checkpoint.v1`), for billing to charge as a late settle if this hold
+   * expires unclosed: the process died mid-stream and its close never came. Settled as a broken stream is, recorded as
+   * what it will be if it is ever applied (the hold expired with nobody to close it). Only while this closer has not
+   * closed; a checkpoint the bus refuses is logged and left to the next one.
+   */
+  async checkpoint(usage: Usage, facts: CallFacts = {}): Promise<void> {
+    if (this.done) return;
+    const hold = this.record;
+    const { charge, rec } = this.settlement(usage, 'failed', 'hold_expired', 'error');
+    const data: HoldCheckpoint = { ...this.ids(), outcome: 'settle', charge_nano: charge.toString(), record: this.usageRecord(rec, facts) };
+    const event: BusEvent<HoldCheckpoint> = { id: `${hold.holdId}:checkpoint:${charge}`, type: EVENT_TYPES.holdCheckpoint, key: hold.holdId, data };
+    await this.deps.bus.publish(TOPICS.holds, event).catch((err: unknown) => {
+      this.deps.logger.warn({ err, holdId: hold.holdId, requestId: hold.requestId }, 'could not publish hold checkpoint');
+    });
+  }
+
+  /** A charge above the hold is capped at it, and the upstream's figure kept on the record, never silently. */
+  private settlement(
+    usage: Usage,
+    status: UsageRecord['status'],
+    errorCode: string | null,
+    finishReason: string | null,
+  ): { charge: bigint; rec: RecordFields } {
     const capped = usage.chargeNano > this.record.amountNano;
-    const charge = capped ? this.record.amountNano : usage.chargeNano;
-    await this.close(
-      'settle',
-      charge,
-      {
+    return {
+      charge: capped ? this.record.amountNano : usage.chargeNano,
+      rec: {
         status,
         error_code: errorCode,
         finish_reason: finishReason,
@@ -119,38 +145,7 @@ export class HoldCloser {
         usage_estimated: usage.estimated ?? false,
         num_media_completion: usage.mediaCompletion ?? 0,
       },
-      facts,
-    );
-    return formatUsd(charge);
-  }
-
-  /**
-   * What a stream has delivered so far (`hold.checkpoint.v1`), for billing to charge as a late settle if this hold
-   * expires unclosed: the process died mid-stream and its close never came. Only while this closer has not closed;
-   * a checkpoint the bus refuses is logged and left to the next one.
-   */
-  async checkpoint(usage: Usage, facts: CallFacts = {}): Promise<void> {
-    if (this.done) return;
-    const hold = this.record;
-    const capped = usage.chargeNano > hold.amountNano;
-    const charge = capped ? hold.amountNano : usage.chargeNano;
-    const record = this.usageRecord(
-      {
-        status: 'failed',
-        // What it will be, if it is ever applied: the hold expired with nobody to close it.
-        error_code: 'hold_expired',
-        finish_reason: 'error',
-        tokens_prompt: usage.tokensPrompt,
-        tokens_completion: usage.tokensCompletion,
-        capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
-      },
-      facts,
-    );
-    const data: HoldCheckpoint = { ...this.ids(), outcome: 'settle', charge_nano: charge.toString(), record };
-    const event: BusEvent<HoldCheckpoint> = { id: `${hold.holdId}:checkpoint:${charge}`, type: EVENT_TYPES.holdCheckpoint, key: hold.holdId, data };
-    await this.deps.bus.publish(TOPICS.holds, event).catch((err: unknown) => {
-      this.deps.logger.warn({ err, holdId: hold.holdId, requestId: hold.requestId }, 'could not publish hold checkpoint');
-    });
+    };
   }
 
   private ids(): Pick<HoldClose, 'hold_id' | 'account_id' | 'key_id' | 'request_id'> {

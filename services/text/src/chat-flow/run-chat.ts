@@ -161,11 +161,15 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   let delivered = '';
   let finishReason: string | null = null;
   let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+  // Counted once however often it is asked for: by each checkpoint, and by the settle.
   let promptTokens: Promise<number> | undefined;
-  // What the stream has delivered so far, charged as a broken stream would be: the checkpoint a kill leaves behind.
-  const soFar = async () => {
+  const countPrompt = () => {
     promptTokens ??= countTokensAsync(promptText(call.body));
-    const prompt = await promptTokens;
+    return promptTokens;
+  };
+  // What the stream has delivered so far, charged as a broken stream is: what a break settles, what a kill leaves.
+  const soFar = async () => {
+    const prompt = await countPrompt();
     const completion = await countTokensAsync(delivered);
     return { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' };
   };
@@ -184,14 +188,9 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
       }
     }
   } catch (e) {
-    const prompt = await countTokensAsync(promptText(call.body));
-    const completion = await countTokensAsync(delivered);
-    if (completion === 0) await paid.release('upstream_unavailable');
-    else
-      await paid.settlePartial(
-        { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' },
-        'upstream_unavailable',
-      );
+    const partial = await soFar();
+    if (partial.tokensCompletion === 0) await paid.release('upstream_unavailable');
+    else await paid.settlePartial(partial, 'upstream_unavailable');
     const why = client.signal.aborted ? 'the client closed the stream' : (e as Error).message;
     if (client.writable()) {
       sink.fail(e instanceof GatewayError ? e : new GatewayError('upstream_unavailable', `The upstream stream broke: ${why}`));
@@ -200,7 +199,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     return;
   }
 
-  const u = reported ?? { prompt_tokens: await countTokensAsync(promptText(call.body)), completion_tokens: await countTokensAsync(delivered) };
+  const u = reported ?? { prompt_tokens: await countPrompt(), completion_tokens: await countTokensAsync(delivered) };
   const cost = await paid.settle({
     chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
     tokensPrompt: u.prompt_tokens,
