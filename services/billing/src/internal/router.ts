@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
-import { GatewayError, toGatewayError } from '@gateway/errors';
+import { GatewayError, errorEnvelope, toGatewayError } from '@gateway/errors';
 import { jsonBody, requireInternalToken, sendJson, validate } from '@gateway/service-kit';
 import { inTraceOf } from './hold-trace';
 
@@ -27,7 +27,7 @@ export function internalRouter(
         if (o.status === 'fulfilled') return { status: 201 as const, data: o.value };
         if (!(o.reason instanceof GatewayError)) onUnexpected(o.reason);
         const err = toGatewayError(o.reason);
-        return { status: err.status, error: { code: err.code, message: err.message, request_id: '' } };
+        return { status: err.status, ...errorEnvelope(err, '') };
       }),
     });
     sendJson(res, answer);

@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import type { UsageRecord } from '@gateway/events';
 import { parseUsd } from '@gateway/money';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../../migrations';
 import { inMemoryView } from '../../testing/ledger-db';
 import { expectLedgerInvariants, figures, holdRow, usageRecordsOf } from '../../testing/ledger-figures';
-import { closeEvent, payer, placeHold } from '../../testing/ledger-fixtures';
+import { closeEvent, payer, placeHold, type Payer } from '../../testing/ledger-fixtures';
 import { readJournal } from './journal';
 import { MemoryLedger } from './memory-ledger';
 import type { LedgerRecord } from './records';
@@ -34,6 +35,21 @@ describe('the in-memory ledger across restarts', () => {
 
   const open = (liveJobHolds?: () => Promise<string[]>) => MemoryLedger.open({ db: t.db, logger, journalDir: dir, liveJobHolds });
   const applied = async () => Number((await t.db.query<{ s: string }>('SELECT applied_seq::text AS s FROM ledger_journal'))[0].s);
+  /** A 0.5 USD hold a killed process placed, as its journal keeps it, and the record of a settle of it at `charge` USD. */
+  const journalled = (a: Payer, name: string) => {
+    const facts = {
+      id: `hold_${name}`,
+      account: a.accountId,
+      key: a.keyId,
+      request: `req_${name}`,
+      model: 'm/x',
+      amount: '500000000',
+      created_ms: Date.now(),
+    };
+    const recordOf = (charge: string, fields: Partial<UsageRecord> = {}) =>
+      closeEvent({ holdId: facts.id, requestId: facts.request, amountNano: 500_000_000n, expiresAt: '' }, a, 'settle', charge, fields).record;
+    return { facts, recordOf };
+  };
   /** What a process killed before its write-behind ran leaves: these records in its journal, nothing in the tables. */
   const killedWith = (records: LedgerRecord[]) => {
     fs.mkdirSync(dir, { recursive: true });
@@ -58,8 +74,8 @@ describe('the in-memory ledger across restarts', () => {
     const a = await payer(inMemoryView(t.db, m), '1');
     await m.stop();
     const from = await applied();
-    const facts = { id: 'hold_k1', account: a.accountId, key: a.keyId, request: 'req_k1', model: 'm/x', amount: '500000000', created_ms: Date.now() };
-    const rec = closeEvent({ holdId: 'hold_k1', requestId: 'req_k1', amountNano: 500_000_000n, expiresAt: '' }, a, 'settle', '0.2').record;
+    const { facts, recordOf } = journalled(a, 'k1');
+    const rec = recordOf('0.2');
     killedWith([
       { seq: from + 1, t: 'place', h: facts, idem: null, expires_ms: Date.now() + 60_000 },
       { seq: from + 2, t: 'close', h: facts, state: 'settled', charge: '200000000', late: false, rec },
@@ -99,12 +115,8 @@ describe('the in-memory ledger across restarts', () => {
     const a = await payer(inMemoryView(t.db, m), '1');
     await m.stop();
     const from = await applied();
-    const facts = { id: 'hold_s1', account: a.accountId, key: a.keyId, request: 'req_s1', model: 'm/x', amount: '500000000', created_ms: Date.now() };
-    const rec = closeEvent({ holdId: 'hold_s1', requestId: 'req_s1', amountNano: 500_000_000n, expiresAt: '' }, a, 'settle', '0.15', {
-      status: 'failed',
-      error_code: 'hold_expired',
-      tokens_completion: 15,
-    }).record;
+    const { facts, recordOf } = journalled(a, 's1');
+    const rec = recordOf('0.15', { status: 'failed', error_code: 'hold_expired', tokens_completion: 15 });
     // Killed mid-stream before its write-behind ran: the place and two checkpoints are in the journal only.
     killedWith([
       { seq: from + 1, t: 'place', h: facts, idem: null, expires_ms: Date.now() + 60_000 },

@@ -37,11 +37,9 @@ BEGIN
   -- A checkpoint is spent once its hold leaves open (written by an earlier batch: one placed here had its dropped).
   DELETE FROM hold_checkpoints c USING jsonb_to_recordset(p->'updates') AS x(id text, state text)
    WHERE c.hold_id = x.id AND x.state <> 'open';
-  -- After the inserts, whose rows they point at. As checkpoint_hold keeps them: the highest one.
-  INSERT INTO hold_checkpoints (hold_id, charge, record)
-  SELECT x.hold, x.charge, x.rec FROM jsonb_to_recordset(COALESCE(p->'checkpoints', '[]')) AS x(hold text, charge bigint, rec jsonb)
-  ON CONFLICT (hold_id) DO UPDATE SET charge = EXCLUDED.charge, record = EXCLUDED.record, updated_at = now()
-   WHERE hold_checkpoints.charge <= EXCLUDED.charge;
+  -- After the inserts, whose rows they point at; by checkpoint_hold's rule (the highest of an open hold is kept).
+  PERFORM checkpoint_hold(x.hold, x.charge, x.rec)
+     FROM jsonb_to_recordset(COALESCE(p->'checkpoints', '[]')) AS x(hold text, charge bigint, rec jsonb);
 
   UPDATE api_keys k SET held = k.held + x.held, usage = k.usage + x.usage,
          last_used_at = CASE WHEN x.used THEN now() ELSE k.last_used_at END
