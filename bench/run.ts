@@ -7,7 +7,8 @@
  * the ratios; docs/benchmarks.md explains every option.
  *
  * `pnpm bench --profile` (BENCH_PROFILE=1) profiles the embedded gateway under chat at BENCH_CONNECTIONS instead
- * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts);
+ * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts),
+ * `pnpm bench ledger` the embedded write-behind's ledger_write (bench/ledger-write.ts);
  * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts).
  */
 import crypto from 'node:crypto';
@@ -15,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchAb } from './ab';
 import { benchBus } from './bus';
+import { benchLedgerWrite } from './ledger-write';
 import { measureInTurns, verifyTarget } from './measure';
 import { readOptions, type BenchOptions, type TargetName } from './options';
 import { killAllChildren, stopChild } from './procs';
@@ -112,7 +114,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
   });
 
 const command = process.argv[2];
-const run = command === 'bus' ? benchBus() : command === 'ab' ? benchAb(readOptions([], process.env), process.argv[3] ?? 'HEAD', log) : main();
+const run =
+  command === 'bus'
+    ? benchBus()
+    : command === 'ledger'
+      ? benchLedgerWrite()
+      : command === 'ab'
+        ? benchAb(readOptions([], process.env), process.argv[3] ?? 'HEAD', log)
+        : main();
 run.then(
   (out) => {
     process.stdout.write(out);
