@@ -14,7 +14,7 @@ import { openServiceDb } from '../libs/db/src/open';
 import type { LedgerRecord } from '../services/billing/src/ledger/memory/records';
 import { writeBatch } from '../services/billing/src/ledger/memory/write-behind';
 import { migrations } from '../services/billing/src/migrations';
-import { payer, usageRecord } from '../services/billing/src/testing/ledger-fixtures';
+import { holdFacts, payer, usageRecord } from '../services/billing/src/testing/ledger-fixtures';
 
 const SIZES = (process.env.BENCH_LEDGER_BATCHES ?? '100,250,1000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_LEDGER_ROUNDS ?? 3);
@@ -41,15 +41,7 @@ async function measure(size: number): Promise<Figure> {
       const records: LedgerRecord[] = [];
       for (let i = 0; i < size; i++) {
         n++;
-        const h = {
-          id: `hold_bench_${n}`,
-          account: who.accountId,
-          key: who.keyId,
-          request: `req_bench_${n}`,
-          model: 'm/x',
-          amount: '5000000',
-          created_ms: Date.now(),
-        };
+        const h = holdFacts(who, `bench_${n}`, 5_000_000n);
         records.push({ seq: ++seq, t: 'place', h, idem: null, expires_ms: Date.now() + 60_000 });
         records.push({ seq: ++seq, t: 'close', h, state: 'settled', charge: '1234', late: false, rec: usageRecord });
       }

@@ -1,7 +1,7 @@
 import { silentMp4 } from '../libs/upstreams/src/simulated/mp4';
 import { waitFor } from '../libs/testing/src/wait';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
-import { closedHold, expectReleased, generationOf, holdCount, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+import { closedHold, expectReleased, generationOf, holdCount, type Mode, settled, type TestGateway, useGatewaySuite } from './support/harness';
 import {
   FAL_KEY_ENV,
   falJobOf,
@@ -347,6 +347,9 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       const sub = await c.submit({ model: 'test/video', prompt: 'done', duration: 1, marker: marker('cancel-done') });
       await c.untilCompleted(sub.json.request_id);
       const before = await c.result(sub.json.request_id);
+      // COMPLETED comes before billing has applied the job's settle (it travels through the outbox and the bus):
+      // read the usage once the hold has closed, or that settle lands between the two reads.
+      await settled(gw, acct.accountId);
       const usageBefore = await usageNano(gw, acct.accountId);
       for (let i = 0; i < 2; i++) {
         const r = await c.cancel(sub.json.request_id);

@@ -6,6 +6,7 @@ import { parseUsd } from '@gateway/money';
 import { createAccount } from '../ledger/accounts';
 import { createKey } from '../ledger/keys';
 import type { Ledger } from '../ledger/holds';
+import type { HoldFacts } from '../ledger/memory/records';
 
 /** An account and one key on it: who places holds in the tests. */
 export interface Payer {
@@ -29,6 +30,19 @@ export async function placeHold(ledger: Ledger, who: Payer, amount: string, extr
   const requestId = extra.requestId ?? `req_${crypto.randomBytes(8).toString('hex')}`;
   const hold = await ledger.placeHold({ ...who, requestId, amountNano: parseUsd(amount), model: 'm/x', ttlMs: 60_000, ...extra });
   return { ...hold, requestId };
+}
+
+/** A hold of `who` for model m/x as the in-memory ledger's records carry it: id `hold_<name>`, request `req_<name>`. */
+export function holdFacts(who: Payer, name: string, amountNano: bigint): HoldFacts {
+  return {
+    id: `hold_${name}`,
+    account: who.accountId,
+    key: who.keyId,
+    request: `req_${name}`,
+    model: 'm/x',
+    amount: amountNano.toString(),
+    created_ms: Date.now(),
+  };
 }
 
 export const usageRecord: UsageRecord = {

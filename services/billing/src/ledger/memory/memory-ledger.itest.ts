@@ -8,7 +8,7 @@ import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../../migrations';
 import { inMemoryView } from '../../testing/ledger-db';
 import { expectLedgerInvariants, figures, holdRow, usageRecordsOf } from '../../testing/ledger-figures';
-import { closeEvent, payer, placeHold, type Payer } from '../../testing/ledger-fixtures';
+import { closeEvent, holdFacts, payer, placeHold, type Payer } from '../../testing/ledger-fixtures';
 import { readJournal } from './journal';
 import { MemoryLedger } from './memory-ledger';
 import type { LedgerRecord } from './records';
@@ -37,15 +37,7 @@ describe('the in-memory ledger across restarts', () => {
   const applied = async () => Number((await t.db.query<{ s: string }>('SELECT applied_seq::text AS s FROM ledger_journal'))[0].s);
   /** A 0.5 USD hold a killed process placed, as its journal keeps it, and the record of a settle of it at `charge` USD. */
   const journalled = (a: Payer, name: string) => {
-    const facts = {
-      id: `hold_${name}`,
-      account: a.accountId,
-      key: a.keyId,
-      request: `req_${name}`,
-      model: 'm/x',
-      amount: '500000000',
-      created_ms: Date.now(),
-    };
+    const facts = holdFacts(a, name, 500_000_000n);
     const recordOf = (charge: string, fields: Partial<UsageRecord> = {}) =>
       closeEvent({ holdId: facts.id, requestId: facts.request, amountNano: 500_000_000n, expiresAt: '' }, a, 'settle', charge, fields).record;
     return { facts, recordOf };
