@@ -85,6 +85,24 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
     expect((await figures(t.db, a)).account).toEqual({ usage: '200000000', held: '0', available: '800000000' });
   });
 
+  it('every due hold is given back before any checkpoint is charged: a key already over its lowered cap still takes both', async () => {
+    const a = await payer(t.db, '10', '1');
+    const first = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+    const second = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+    await t.ledger.checkpointHold(checkpointEvent(first, a, '0.3', 30));
+    await t.ledger.checkpointHold(checkpointEvent(second, a, '0.3', 30));
+    // The operator lowers the cap below what the key holds. Charged hold by hold, the first checkpoint would meet the
+    // second hold still held (0.5 + 0.3 > 0.7) and be dropped; with both given back first, 0.3 + 0.3 fits.
+    await t.db.query('UPDATE api_keys SET spend_limit = $2 WHERE id = $1', [a.keyId, '700000000']);
+    await until(() => pastExpiry(t.db, second.holdId), 'both holds to pass their expiry');
+    await sweep(t);
+    for (const h of [first, second]) expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '300000000', closed: true });
+    expect(await figures(t.db, a)).toEqual({
+      account: { usage: '600000000', held: '0', available: '9400000000' },
+      key: { usage: '600000000', held: '0' },
+    });
+  });
+
   it('a hold without a checkpoint is released at expiry, charged nothing, as before', async () => {
     const a = await payer(t.db, '1');
     const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });

@@ -95,9 +95,10 @@ export class MemoryLedger implements Ledger {
       if (pending.length > 0) logger.warn({ records: pending.length, upTo: seq }, 'ledger journal replayed into the tables');
     }
     const keep = (await opts.liveJobHolds?.()) ?? [];
-    const released = await db.query<{ id: string }>(`SELECT id FROM holds WHERE state = 'open' AND NOT (id = ANY($1::text[])) AND expire_hold(id)`, [
-      keep,
-    ]);
+    const released = await db.query<{ id: string }>(
+      `SELECT id FROM expire_these(ARRAY(SELECT id FROM holds WHERE state = 'open' AND NOT (id = ANY($1::text[])) ORDER BY expires_at)) AS id`,
+      [keep],
+    );
     if (released.length > 0) logger.warn({ released: released.length }, 'released the holds a stopped gateway left open');
 
     const journal = opts.journalDir ? await FileJournal.open(opts.journalDir, seq) : noJournal;
@@ -240,7 +241,8 @@ export class MemoryLedger implements Ledger {
     const due = this.book.expireDue(now);
     for (const h of due) this.record({ t: 'expire', h: h.facts }, h);
     if (due.length > 0) this.opts.logger.warn({ released: due.length }, 'released expired holds');
-    // As expire_hold does: a stream that stopped being closed is charged its last checkpoint, as a late settle.
+    // As expire_these does: every due hold given back first, then a stream that stopped being closed is charged its
+    // last checkpoint, as a late settle.
     for (const h of due) {
       const account = this.book.accounts.get(h.facts.account);
       if (!h.checkpoint || !account) continue;
@@ -269,7 +271,8 @@ export class MemoryLedger implements Ledger {
     if (n === 0) return;
     const released = await this.exclusive(() =>
       this.opts.db.query<{ account_id: string; request_id: string }>(
-        `SELECT account_id, request_id FROM holds WHERE state = 'open' AND expires_at < now() AND expire_hold(id)`,
+        `SELECT h.account_id, h.request_id FROM expire_these(ARRAY(SELECT id FROM holds WHERE state = 'open' AND expires_at < now() ORDER BY expires_at)) AS e
+           JOIN holds h ON h.id = e`,
       ),
     );
     for (const h of released) this.book.markFinished(h.account_id, h.request_id);

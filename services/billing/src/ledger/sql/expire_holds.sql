@@ -1,13 +1,12 @@
--- expire_hold: one open hold gives its amount back, and is charged its last checkpoint if it has one, whatever its
--- expiry says (the sweep below chose it by time; the embedded gateway's start releases the holds its dead
--- predecessor left). False when it was not open.
+-- expire_hold: one open hold gives its amount back to its key and account, whatever its expiry says (the callers
+-- chose it: the sweep below by time, the embedded gateway's start because its dead predecessor left it). Its charge
+-- is 0 and closed_at stays NULL, so it can still take one late settle (close_hold). False when it was not open.
 CREATE OR REPLACE FUNCTION expire_hold(p_hold text)
 RETURNS boolean
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 DECLARE
   h holds%ROWTYPE;
-  c hold_checkpoints%ROWTYPE;
 BEGIN
   SELECT * INTO h FROM holds WHERE holds.id = p_hold AND state = 'open' FOR UPDATE;
   IF NOT FOUND THEN
@@ -15,18 +14,40 @@ BEGIN
   END IF;
   UPDATE api_keys SET held = api_keys.held - h.amount WHERE api_keys.id = h.key_id;
   UPDATE accounts SET held = accounts.held - h.amount WHERE accounts.id = h.account_id;
-  -- closed_at stays NULL: the hold can still take one late settle (close_hold).
   UPDATE holds SET state = 'expired', charge = 0 WHERE holds.id = h.id;
   INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, total_cost, created_at)
   VALUES (h.request_id, h.id, h.account_id, h.key_id, h.model, false, 'failed', 'hold_expired', 0, h.created_at)
   ON CONFLICT (request_id) DO NOTHING;
-  -- A stream whose process stopped closing it (killed mid-stream) left its last checkpoint: it is charged as the
-  -- late settle it is, only if that still fits, and its record says what was delivered.
-  SELECT * INTO c FROM hold_checkpoints WHERE hold_checkpoints.hold_id = h.id;
-  IF FOUND THEN
-    PERFORM * FROM close_hold(h.id, 'settle', c.charge, c.record);
-  END IF;
   RETURN true;
+END
+$fn$;
+
+-- expire_these: expires those of the given holds that are still open, every amount given back before any is charged,
+-- then charges each expired hold's last checkpoint if it has one: a stream whose process stopped closing it (killed
+-- mid-stream) is charged what it had delivered, as the late settle it is, only if that still fits, with its record
+-- saying what was delivered. Every amount goes back before any checkpoint is charged, as the embedded ledger's
+-- sweep does (ledger/memory/memory-ledger.ts): the two ledgers charge the same checkpoints even when a balance or a
+-- key's room was already short. The ids it expired, in the order given.
+CREATE OR REPLACE FUNCTION expire_these(p_holds text[])
+RETURNS SETOF text
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  expired text[] := '{}';
+  hold text;
+  c hold_checkpoints%ROWTYPE;
+BEGIN
+  FOREACH hold IN ARRAY COALESCE(p_holds, '{}') LOOP
+    IF expire_hold(hold) THEN
+      expired := expired || hold;
+    END IF;
+  END LOOP;
+  FOREACH hold IN ARRAY expired LOOP
+    SELECT * INTO c FROM hold_checkpoints WHERE hold_checkpoints.hold_id = hold;
+    IF FOUND THEN
+      PERFORM * FROM close_hold(hold, 'settle', c.charge, c.record);
+    END IF;
+    RETURN NEXT hold;
+  END LOOP;
 END
 $fn$;
 
@@ -58,11 +79,7 @@ BEGIN
   -- aborting one side). A hold and a close take one key and then one account, so this order never crosses theirs.
   PERFORM 1 FROM api_keys WHERE id IN (SELECT key_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM accounts WHERE id IN (SELECT account_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
-  FOR i IN 1 .. array_length(due, 1) LOOP
-    IF expire_hold(due[i]) THEN
-      n := n + 1;
-    END IF;
-  END LOOP;
+  SELECT count(*)::int INTO n FROM expire_these(due);
   RETURN n;
 END
 $fn$;
