@@ -22,12 +22,12 @@ BEGIN
 END
 $fn$;
 
--- expire_these: expires those of the given holds that are still open, every amount given back before any is charged,
--- then charges each expired hold's last checkpoint if it has one: a stream whose process stopped closing it (killed
--- mid-stream) is charged what it had delivered, as the late settle it is, only if that still fits, with its record
--- saying what was delivered. Every amount goes back before any checkpoint is charged, as the embedded ledger's
--- sweep does (ledger/memory/memory-ledger.ts): the two ledgers charge the same checkpoints even when a balance or a
--- key's room was already short. The ids it expired, in the order given.
+-- expire_these: expires those of the given holds that are still open, then charges each one's last checkpoint if it
+-- has one: a stream whose process stopped closing it (killed mid-stream) is charged what it had delivered, as the
+-- late settle it is, only if that still fits, with its record saying what was delivered. Every amount goes back
+-- before any checkpoint is charged, as the embedded ledger's sweep does (ledger/memory/memory-ledger.ts): the two
+-- ledgers charge the same checkpoints even when a balance or a key's room was already short. Returns the ids it
+-- expired, in the order given.
 CREATE OR REPLACE FUNCTION expire_these(p_holds text[])
 RETURNS SETOF text
 LANGUAGE plpgsql AS $fn$
