@@ -9,7 +9,13 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
 }
 
-/** A local fake of a provider: its base URL (…/v1), every request it received in order, and a way to stop it. */
+/** What the catalogue's status monitor sends as its user agent when it probes a provider (status/checks.ts). */
+const STATUS_PROBE_AGENT = 'gateway-status-monitor';
+
+/**
+ * A local fake of a provider: its base URL (…/v1), every request it received in order (the status monitor's probes
+ * excepted), and a way to stop it.
+ */
 export interface FakeUpstream {
   url: string;
   requests: Received[];
@@ -37,7 +43,9 @@ export async function startFakeServer(
       const type = req.headers['content-type'] ?? '';
       const body = /^multipart\/form-data/i.test(type) ? await formFields(raw, type) : JSON.parse(raw.toString() || '{}');
       const received = { model: typeof body.model === 'string' ? body.model : '', body, headers: req.headers };
-      requests.push(received);
+      // The status monitor's reachability probes are no API calls and come at any time: a test counting the calls
+      // its request made must not count one (rerank.e2e did, once).
+      if (req.headers['user-agent'] !== STATUS_PROBE_AGENT) requests.push(received);
       void handle(req, res, received);
     });
   });
