@@ -64,7 +64,7 @@ export async function benchLedgerWrite(): Promise<string> {
   const rows: Figure[] = [];
   for (const size of SIZES) {
     const rounds: Figure[] = [];
-    // Sizes in turns would be fairer still; rounds of one size back to back keep each database's history simple.
+    // Each round on a fresh database, so no round inherits another's tables or write-ahead log.
     for (let r = 0; r < ROUNDS; r++) {
       const f = await measure(size);
       process.stderr.write(`[bench] ledger_write, batches of ${size}: ${f.usPerRequest.toFixed(1)} µs per request\n`);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentMp4 } from '../../libs/upstreams/src/simulated/mp4';
 import { waitFor } from '../../libs/testing/src/wait';
+import { STATUS_PROBE_AGENT } from './fake-server';
 
 /**
  * A local fal queue (https://queue.fal.run as it answers): submit `POST /{model}`, then status, result and cancel
@@ -174,7 +175,8 @@ export async function startFakeFal(options: { key?: string } = {}): Promise<Fake
         return json(res, 400, { detail: 'Body is not JSON' });
       }
       const hit = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
-      requests.push(hit);
+      // As the other fakes: the status monitor's probes are no API calls (fake-server.ts).
+      if (req.headers['user-agent'] !== STATUS_PROBE_AGENT) requests.push(hit);
       handle(req, res, hit);
     });
   });

@@ -10,7 +10,7 @@ export interface Received {
 }
 
 /** What the catalogue's status monitor sends as its user agent when it probes a provider (status/checks.ts). */
-const STATUS_PROBE_AGENT = 'gateway-status-monitor';
+export const STATUS_PROBE_AGENT = 'gateway-status-monitor';
 
 /**
  * A local fake of a provider: its base URL (…/v1), every request it received in order (the status monitor's probes
