@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import type { Db } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import type { Hold } from '@gateway/billing-client';
-import type { HoldClose } from '@gateway/events';
+import type { HoldCheckpoint, HoldClose } from '@gateway/events';
 import { addCredits, createAccount } from './accounts';
 import { createKey } from './keys';
 import { expireHolds, type CloseResult, type Ledger } from './holds';
@@ -40,6 +40,7 @@ export type Cmd =
   | { kind: 'retry'; hold: number }
   | { kind: 'settle'; hold: number; pct: number }
   | { kind: 'release'; hold: number }
+  | { kind: 'checkpoint'; hold: number; pct: number }
   | { kind: 'ghost'; settle: boolean }
   | { kind: 'sweep' }
   | { kind: 'credit'; account: number; units: number }
@@ -69,6 +70,8 @@ export interface SnapHold {
   state: HoldState;
   charge: bigint;
   closed: boolean;
+  /** The hold's kept checkpoint (hold_checkpoints), if any. */
+  checkpoint: bigint | null;
   /** The usage record of the hold's request id, if any. */
   record: { holdId: string | null; cost: bigint; status: string; errorCode: string | null } | null;
 }
@@ -131,7 +134,8 @@ export function sqlHarness(db: Db, makeLedger: (db: Db) => Ledger, opts: { sweep
       );
       const holds = await db.query(
         `SELECT h.id, h.account_id, h.key_id, h.request_id, h.idempotency_key, h.amount::text AS amount, h.state, h.charge::text AS charge,
-           h.closed_at IS NOT NULL AS closed, u.request_id IS NOT NULL AS has_record, u.hold_id AS record_hold,
+           h.closed_at IS NOT NULL AS closed, (SELECT c.charge::text FROM hold_checkpoints c WHERE c.hold_id = h.id) AS checkpoint,
+           u.request_id IS NOT NULL AS has_record, u.hold_id AS record_hold,
            u.total_cost::text AS record_cost, u.status AS record_status, u.error_code AS record_error
          FROM holds h LEFT JOIN usage_records u ON u.request_id = h.request_id WHERE h.account_id ${mine}`,
         [ids],
@@ -161,6 +165,7 @@ export function sqlHarness(db: Db, makeLedger: (db: Db) => Ledger, opts: { sweep
               state: h.state as HoldState,
               charge: big(h.charge),
               closed: h.closed as boolean,
+              checkpoint: h.checkpoint == null ? null : big(h.checkpoint),
               record: h.has_record
                 ? {
                     holdId: (h.record_hold as string | null) ?? null,
@@ -218,12 +223,15 @@ interface ModelHold {
   lateClosed: boolean;
   lateOutcome: 'settle' | 'release' | null;
   charge: bigint;
+  /** The highest checkpoint kept while open: what an expiry charges (capped at the hold) if it still fits. */
+  checkpoint: bigint | null;
 }
 
 type Op =
   | { kind: 'place'; account: string; key: string; amount: bigint; short: boolean; idem: string | null; foreign: boolean; requestId: string }
   | { kind: 'retry'; hold: ModelHold }
   | { kind: 'close'; hold: ModelHold; outcome: 'settle' | 'release'; charge: bigint }
+  | { kind: 'checkpoint'; hold: ModelHold; charge: bigint }
   | { kind: 'ghost'; outcome: 'settle' | 'release' }
   | { kind: 'sweep' }
   | { kind: 'credit'; account: string; amount: bigint }
@@ -261,6 +269,12 @@ function closeEvent(h: { id: string; account: string; key?: string; requestId: s
       ...(settle ? {} : { status: 'failed', error_code: 'upstream_unavailable', finish_reason: null }),
     },
   };
+}
+
+/** A stream's checkpoint as its flow publishes it: a settle of what was delivered, on the record an expiry keeps. */
+function checkpointEvent(h: ModelHold, charge: bigint): HoldCheckpoint {
+  const ev = closeEvent(h, 'settle', charge);
+  return { ...ev, outcome: 'settle', record: { ...ev.record, status: 'failed', error_code: 'hold_expired', finish_reason: 'error' } };
 }
 
 export interface ScenarioOptions {
@@ -369,6 +383,10 @@ class Scenario {
         const target = hold(c.hold);
         return target && { kind: 'close', hold: target, outcome: 'release', charge: 0n };
       }
+      case 'checkpoint': {
+        const target = hold(c.hold);
+        return target && { kind: 'checkpoint', hold: target, charge: (target.amount * BigInt(c.pct)) / 100n };
+      }
       case 'ghost':
         return { kind: 'ghost', outcome: c.settle ? 'settle' : 'release' };
       case 'sweep':
@@ -409,6 +427,8 @@ class Scenario {
       }
       case 'close':
         return ledger.closeHold(closeEvent(op.hold, op.outcome, op.charge));
+      case 'checkpoint':
+        return ledger.checkpointHold(checkpointEvent(op.hold, op.charge));
       case 'ghost':
         return ledger.closeHold(closeEvent({ id: rid('hold_ghost'), account: this.accounts[0].id, requestId: rid('req_ghost') }, op.outcome, 1_000n));
       case 'sweep':
@@ -501,6 +521,7 @@ class Scenario {
         lateClosed: false,
         lateOutcome: null,
         charge: 0n,
+        checkpoint: null,
       };
       this.holds.push(mh);
       this.byId.set(mh.id, mh);
@@ -529,7 +550,6 @@ class Scenario {
     if (!sweepAborted && !this.opts.sweepMayMissForgottenHolds)
       for (const x of due) if (got(after.holds, x.id).state === 'open') fail(`hold ${x.id} stayed open past its expiry and a sweep`);
 
-    // 4. Closes: a hold leaves open once; each further close is a no-op answering what was charged.
     const closesOf = new Map<string, { op: Extract<Op, { kind: 'close' }>; result: CloseResult; charged: bigint; i: number }[]>();
     for (const [i, op] of ops.entries()) {
       const o = outcomes[i];
@@ -545,6 +565,45 @@ class Scenario {
     }
     const lateCharges: { hold: ModelHold; charged: bigint; i: number }[] = [];
     const lateDropped: { hold: ModelHold; wanted: bigint; i: number }[] = [];
+
+    // 3b. Checkpoints at expiry: a hold that expires with a checkpoint is charged it (capped at the hold) as its late
+    // settle, if that still fits; without one it stays unclosed for a late close, as before. A checkpoint offered in
+    // the same batch may or may not have been seen by the sweep; the one kept before the batch must be.
+    const offersOf = new Map<string, bigint[]>();
+    for (const [i, op] of ops.entries()) {
+      if (op.kind !== 'checkpoint' || !outcomes[i].ok) continue;
+      offersOf.set(op.hold.id, [...(offersOf.get(op.hold.id) ?? []), op.charge]);
+    }
+    const chargedAtExpiry = new Set<string>();
+    for (const id of expiredNow) {
+      const x = got(this.byId, id);
+      const row = got(after.holds, id);
+      const cp = x.checkpoint;
+      const candidates = [...(cp === null ? [] : [cp]), ...(offersOf.get(id) ?? []).filter((c) => cp === null || c >= cp)];
+      const lateClosedByCall = (closesOf.get(id) ?? []).some((c) => c.result === 'late_charged' || c.result === 'late_dropped');
+      if (!row.closed || lateClosedByCall) {
+        if (cp !== null && !sweepAborted) fail(`hold ${id} expired with checkpoint ${cp} and was not charged it`);
+        continue;
+      }
+      if (candidates.length === 0) fail(`hold ${id} was closed at its expiry with no checkpoint to charge`);
+      const capped = candidates.map((c) => min(c, x.amount));
+      if (row.charge > 0n) {
+        if (!capped.includes(row.charge)) fail(`hold ${id} was charged ${row.charge} at expiry, its checkpoints were ${candidates.join(', ')}`);
+        lateCharges.push({ hold: x, charged: row.charge, i: -1 });
+        this.tally.count('seen:checkpoint charged at expiry');
+      } else {
+        const wanted = capped.reduce(max);
+        if (wanted > 0n) lateDropped.push({ hold: x, wanted, i: -1 });
+        this.tally.count('seen:checkpoint dropped at expiry');
+      }
+      chargedAtExpiry.add(id);
+      x.lateClosed = true;
+      x.lateOutcome = null;
+      x.charge = row.charge;
+    }
+
+    // 4. Closes: a hold leaves open once; each further close is a no-op answering what was charged.
+
     for (const [holdId, list] of closesOf) {
       const x = got(this.byId, holdId);
       const was = got(stateBefore, holdId);
@@ -580,13 +639,38 @@ class Scenario {
             x.charge = c.charged;
             break;
           case 'noop':
-            if (!closedBefore && firsts.length === 0) fail(`hold ${holdId} answered noop to its first close`);
+            if (!closedBefore && firsts.length === 0 && !chargedAtExpiry.has(holdId)) fail(`hold ${holdId} answered noop to its first close`);
             if (c.charged !== row.charge) fail(`a repeated close of ${holdId} answered ${c.charged}, the hold was charged ${row.charge}`);
             break;
           default:
             fail(`closing known hold ${holdId} answered ${c.result}`);
         }
       }
+    }
+
+    // 4b. Checkpoints: kept only while the hold is open and only if not below the one kept; the highest offered to a
+    // hold that stays open is always kept (whatever the order). A hold closed or expired in the batch may take any.
+    const closedNow = (id: string) => expiredNow.has(id) || (closesOf.get(id) ?? []).some((c) => c.result !== 'noop');
+    for (const [i, op] of ops.entries()) {
+      const o = outcomes[i];
+      if (op.kind !== 'checkpoint' || !o.ok) continue;
+      const kept = o.value as boolean;
+      const x = op.hold;
+      const was = got(stateBefore, x.id);
+      if (was.state !== 'open') {
+        if (kept) fail(`a checkpoint of ${x.id} (${was.state}) was kept after its hold had left open`);
+        continue;
+      }
+      if (closedNow(x.id)) continue;
+      if (x.checkpoint !== null && op.charge < x.checkpoint && kept) fail(`checkpoint ${op.charge} of ${x.id} kept below ${x.checkpoint}`);
+      if (op.charge === got(offersOf, x.id).reduce(max) && (x.checkpoint === null || op.charge >= x.checkpoint) && !kept)
+        fail(`checkpoint ${op.charge} of open hold ${x.id}, the highest, was not kept`);
+    }
+    for (const [id, offers] of offersOf) {
+      const x = got(this.byId, id);
+      if (x.state !== 'open') continue;
+      const highest = offers.reduce(max);
+      x.checkpoint = x.checkpoint === null ? highest : max(x.checkpoint, highest);
     }
 
     // 5. Retries of a request id: the same hold while it is open, 409 once it has closed; never a second hold.
@@ -772,6 +856,7 @@ class Scenario {
       // Every closed hold has exactly one usage record (request ids are unique), carrying what was charged.
       if (x.state === 'open') {
         if (row.record) fail(`open hold ${x.id} already has a usage record`);
+        if (row.checkpoint !== x.checkpoint) fail(`open hold ${x.id} keeps checkpoint ${row.checkpoint}, the model ${x.checkpoint}`);
       } else {
         const r = row.record;
         if (!r || r.holdId !== x.id || r.cost !== x.charge)
@@ -822,6 +907,8 @@ function describeOp(o: Op): string {
       return `retry ${o.hold.requestId} (${o.hold.id})`;
     case 'close':
       return `${o.outcome} ${o.hold.id} (${o.hold.amount}) charge ${o.charge}`;
+    case 'checkpoint':
+      return `checkpoint ${o.hold.id} (${o.hold.amount}) at ${o.charge}`;
     case 'ghost':
       return `${o.outcome} of a hold never placed`;
     case 'sweep':
@@ -841,6 +928,7 @@ function describeOutcome(o: Outcome): string {
 function outcomeName(op: Op, v: unknown): string {
   if (op.kind === 'place' || op.kind === 'retry') return op.kind === 'retry' ? 'existing' : 'placed';
   if (op.kind === 'close' || op.kind === 'ghost') return (v as { result: string }).result;
+  if (op.kind === 'checkpoint') return v ? 'kept' : 'not kept';
   return 'ok';
 }
 

@@ -8,7 +8,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   h holds%ROWTYPE;
 BEGIN
-  SELECT * INTO h FROM holds WHERE holds.id = p_hold AND state = 'open' FOR UPDATE;
+  SELECT * INTO h FROM holds WHERE holds.id = p_hold AND state = 'open' FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN false;
   END IF;
@@ -58,6 +58,9 @@ $fn$;
 --
 -- SKIP LOCKED: several billing replicas sweep at once without waiting on each other, and a hold whose close is
 -- running right now (row locked by close_hold) is left to that close. p_limit bounds one sweep's transaction.
+-- NO KEY UPDATE, not UPDATE: a checkpoint being written takes its hold's row FOR KEY SHARE (the foreign key of
+-- hold_checkpoints), which FOR UPDATE conflicts with, so a stream checkpointing as the sweep ran was skipped and
+-- stayed open past its expiry until the next sweep (found by the ledger properties). The sweep changes no key.
 CREATE OR REPLACE FUNCTION expire_holds(p_limit integer)
 RETURNS integer
 LANGUAGE plpgsql AS $fn$
@@ -66,7 +69,7 @@ DECLARE
   n integer := 0;
 BEGIN
   SELECT array_agg(id) INTO due FROM (
-    SELECT id FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+    SELECT id FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR NO KEY UPDATE SKIP LOCKED
   ) d;
   -- Checkpoints of holds that closed are spent.
   DELETE FROM hold_checkpoints c USING holds h WHERE h.id = c.hold_id AND h.state <> 'open';
