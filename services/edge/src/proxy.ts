@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { RequestHandler } from 'express';
-import { createProxyMiddleware } from 'http-proxy-middleware';
+import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from 'http-proxy-middleware';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { INTERNAL } from '@gateway/service-kit';
 
@@ -17,6 +17,10 @@ export function proxyTo(target: string): RequestHandler {
     agent,
     changeOrigin: false,
     xfwd: true,
+    // The default plugins without the logger, which builds a URL from every response for a logger that is a no-op
+    // (about 1.5 % of the edge's thread under load). The error-response plugin is replaced by `on.error` below.
+    ejectPlugins: true,
+    plugins: [debugProxyErrorsPlugin, proxyEventsPlugin],
     // Idle time on the hop to the service, as long as a synchronous hold lives (15 minutes): a call that keeps the
     // connection silent while it waits for its upstream (an image generation, bounded by the provider's timeout_ms)
     // is never cut here first.
