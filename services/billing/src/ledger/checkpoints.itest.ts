@@ -4,6 +4,8 @@ import { useLedgerDb, type LedgerSuite } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold, type Payer, type PlacedHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
 import { until } from '../testing/until';
+import { parseUsd } from '@gateway/money';
+import { addCredits } from './accounts';
 import { expireHolds } from './holds';
 import type { MemoryLedger } from './memory/memory-ledger';
 
@@ -118,6 +120,19 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
       // The sweep could not see the uncommitted checkpoint: the hold went back uncharged, open to one late close.
       expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '0', closed: false });
       expect((await figures(t.db, a)).account).toEqual({ usage: '0', held: '0', available: '1000000000' });
+    });
+
+  // The in-memory ledger only: an admin change makes it forget every account until its next use.
+  if (engine === 'memory')
+    it('a checkpoint that arrives while its account reloads after an admin change is the one charged at expiry', async () => {
+      const a = await payer(t.db, '2');
+      const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 300 });
+      await addCredits(t.db, a.accountId, parseUsd('1')); // the admin API's top-up
+      // The next hold reloads the account from the tables while the checkpoint arrives.
+      const [, kept] = await Promise.all([placeHold(t.ledger, a, '0.1'), t.ledger.checkpointHold(checkpointEvent(h, a, '0.3', 30))]);
+      expect(kept).toBe(true);
+      await expire(h);
+      expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '300000000', closed: true });
     });
 
   it('a hold without a checkpoint is released at expiry, charged nothing, as before', async () => {

@@ -39,6 +39,8 @@ const SWEEP_DEADLOCK_KNOWN = false;
 /** Runs per property; LEDGER_PROPERTY_RUNS scales them all (e.g. 10 for a quick look, 500 for a long soak). */
 const SCALE = Number(process.env.LEDGER_PROPERTY_RUNS ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+/** Each property's time, scaled with its runs; fast-check stops 20 s before it to report what it found. */
+const PROPERTY_TIMEOUT_MS = Math.round(120_000 * Math.max(1, SCALE));
 /** A fixed seed (LEDGER_PROPERTY_SEED) replays a reported failure; LEDGER_PROPERTY_SHRINK=0 reports the first failure unshrunk. */
 const SEED = process.env.LEDGER_PROPERTY_SEED === undefined ? undefined : Number(process.env.LEDGER_PROPERTY_SEED);
 const END_ON_FAILURE = process.env.LEDGER_PROPERTY_SHRINK === '0';
@@ -139,24 +141,24 @@ function ledgerProperties(target: () => Target): void {
         endOnFailure: END_ON_FAILURE,
         // A failure's shrinking can outlast the test's timeout, which would then report neither the seed nor the
         // counterexample: stop in time and report the smallest one found so far.
-        interruptAfterTimeLimit: 90_000,
+        interruptAfterTimeLimit: PROPERTY_TIMEOUT_MS - 20_000,
         markInterruptAsFailure: true,
         ...(SEED === undefined ? {} : { seed: SEED }),
       },
     );
 
-  it('one command at a time: every outcome is exactly the model’s', () => check(setupArb(3), batchesArb(1, 24), runs(40)), 120_000);
+  it('one command at a time: every outcome is exactly the model’s', () => check(setupArb(3), batchesArb(1, 24), runs(40)), PROPERTY_TIMEOUT_MS);
 
   it(
     'concurrent batches on several accounts and keys: never overspend, never charge twice, always balance',
     () => check(setupArb(3), batchesArb(6, 14), runs(60)),
-    120_000,
+    PROPERTY_TIMEOUT_MS,
   );
 
   it(
     'contention on one account: large concurrent batches',
     () => check(setupArb(1), fc.array(fc.array(hotCmdArb, { minLength: 4, maxLength: 14 }), { minLength: 2, maxLength: 6 }), runs(40)),
-    120_000,
+    PROPERTY_TIMEOUT_MS,
   );
 
   it('leaves the whole database balanced (MONEY.md invariants 1 and 3, every account and key)', () => expectLedgerInvariants(target().suite.db));

@@ -206,14 +206,26 @@ export class MemoryLedger implements Ledger {
   }
 
   async checkpointHold(ev: HoldCheckpoint): Promise<boolean> {
-    while (this.gate) await this.gate;
-    const h = this.book.holds.get(ev.hold_id);
-    // Not in memory: closed and written out (the tables drop it), or an account not loaded since (its tables keep it).
-    if (!h) return this.sql.checkpointHold(ev);
-    if (!this.book.checkpoint(h, ev)) return false;
-    // Not waited for: a checkpoint lost to a kill is only an earlier, smaller charge than the one before it.
-    this.record({ t: 'checkpoint', h: h.facts, charge: ev.charge_nano, rec: ev.record }, h);
-    return true;
+    for (;;) {
+      if (this.gate) {
+        await this.gate;
+        continue;
+      }
+      const h = this.book.holds.get(ev.hold_id);
+      if (!h) {
+        // Its account not loaded since an admin change: load it, and the hold comes back with its checkpoint. Written
+        // to the tables instead, beside a load reading them, the checkpoint could miss memory, which then charged a
+        // lower one at expiry, or none (found by the ledger properties). A loaded account holds every open hold of
+        // its: one it lacks has closed and been written out, or never was, and keeps no checkpoint.
+        if (this.book.accounts.has(ev.account_id)) return false;
+        if (!(await this.load(ev.account_id))) return false;
+        continue;
+      }
+      if (!this.book.checkpoint(h, ev)) return false;
+      // Not waited for: a checkpoint lost to a kill is only an earlier, smaller charge than the one before it.
+      this.record({ t: 'checkpoint', h: h.facts, charge: ev.charge_nano, rec: ev.record }, h);
+      return true;
+    }
   }
 
   private record(r: UnnumberedRecord, h: MemHold): number {
