@@ -11,7 +11,8 @@
  * outcome is checked against bounds that hold in every order, computed from the state before the batch and the
  * other outcomes of the batch. With one command per batch the bounds are exact and every outcome is the model's.
  * After each batch the model (moved only by outcomes that passed their checks, and by the sweeps' expiries) must
- * equal the ledger: every hold's state and charge, and every account's and key's credits, usage and held.
+ * equal the ledger: every hold's state and charge (and, while open, its kept checkpoint), and every account's and
+ * key's credits, usage and held.
  */
 import crypto from 'node:crypto';
 import type { Db } from '@gateway/db';
@@ -603,7 +604,6 @@ class Scenario {
     }
 
     // 4. Closes: a hold leaves open once; each further close is a no-op answering what was charged.
-
     for (const [holdId, list] of closesOf) {
       const x = got(this.byId, holdId);
       const was = got(stateBefore, holdId);

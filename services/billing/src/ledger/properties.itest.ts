@@ -16,10 +16,11 @@ import { MemoryLedger } from './memory/memory-ledger';
 
 /**
  * The ledger's properties (MONEY.md), on random interleavings: holds placed, settled (below, at and above the
- * hold), released, replayed and retried, streams' checkpoints kept and charged when their short hold is swept, top-ups and corrections, key caps set, raised, lowered
- * and removed, on several accounts and keys, each batch of commands run concurrently (Promise.all), so PGlite's
- * group commit and PostgreSQL's row locks both see contention. ledger-model.ts checks every outcome and the whole
- * ledger after every batch: never overspend, never charge twice, always balance.
+ * hold), released, replayed and retried, streams' checkpoints kept and charged when their short hold is swept,
+ * top-ups and corrections, key caps set, raised, lowered and removed, on several accounts and keys, each batch of
+ * commands run concurrently (Promise.all), so PGlite's group commit and PostgreSQL's row locks both see contention.
+ * ledger-model.ts checks every outcome and the whole ledger after every batch: never overspend, never charge twice,
+ * always balance.
  *
  * The SQL ledger runs on PostgreSQL and PGlite; the embedded gateway's in-memory ledger (ledger/memory) runs the
  * same properties at the end of the file. Another implementation of the Ledger interface plugs in here:

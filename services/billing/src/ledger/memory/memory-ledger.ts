@@ -215,8 +215,8 @@ export class MemoryLedger implements Ledger {
       if (!h) {
         // Its account not loaded since an admin change: load it, and the hold comes back with its checkpoint. Written
         // to the tables instead, beside a load reading them, the checkpoint could miss memory, which then charged a
-        // lower one at expiry, or none (found by the ledger properties). A loaded account holds every open hold of
-        // its: one it lacks has closed and been written out, or never was, and keeps no checkpoint.
+        // lower one at expiry, or none (found by the ledger properties). A loaded account has all its open holds in
+        // memory: a hold missing from it has closed and been written out, or never existed, and keeps no checkpoint.
         if (this.book.accounts.has(ev.account_id)) return false;
         if (!(await this.load(ev.account_id))) return false;
         continue;
