@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentMp4 } from '../../libs/upstreams/src/simulated/mp4';
 import { waitFor } from '../../libs/testing/src/wait';
-import { STATUS_PROBE_AGENT } from './fake-server';
+import { STATUS_PROBE_AGENT } from '../../services/catalogue/src/status/checks';
 
 /**
  * A local fal queue (https://queue.fal.run as it answers): submit `POST /{model}`, then status, result and cancel

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { STATUS_PROBE_AGENT } from '../../services/catalogue/src/status/checks';
 import { waitFor } from '../../libs/testing/src/wait';
 
 /** One request as a fake upstream received it. */
@@ -8,9 +9,6 @@ export interface Received {
   body: Record<string, any>;
   headers: http.IncomingHttpHeaders;
 }
-
-/** What the catalogue's status monitor sends as its user agent when it probes a provider (status/checks.ts). */
-export const STATUS_PROBE_AGENT = 'gateway-status-monitor';
 
 /**
  * A local fake of a provider: its base URL (…/v1), every request it received in order (the status monitor's probes

@@ -7,6 +7,8 @@ export const SLOW_MS = 2_000;
 export const TIMEOUT_MS = 5_000;
 /** An endpoint failing at least this share of its attempts in a report is unhealthy. */
 export const FAILING_SHARE = 0.5;
+/** The user agent of every probe, so a provider (or a test's fake of one) can tell them from API calls. */
+export const STATUS_PROBE_AGENT = 'gateway-status-monitor';
 
 export interface Measurement {
   outcome: Outcome;
@@ -43,7 +45,7 @@ export function apiCheck(baseUrl: () => string | undefined, clock: Clock = Date.
     const url = baseUrl();
     if (!url) return undefined;
     const r = await timed(async (signal) => {
-      const res = await fetch(`${url}/v1/models/count`, { signal, headers: { 'user-agent': 'gateway-status-monitor' } });
+      const res = await fetch(`${url}/v1/models/count`, { signal, headers: { 'user-agent': STATUS_PROBE_AGENT } });
       await res.arrayBuffer();
       return res.status;
     }, clock);
@@ -157,7 +159,7 @@ function groupReports(reports: EndpointReport[]): Map<string, EndpointVerdict> {
 
 /** The light probe: one GET of the provider's base URL, no key, body discarded; the status code is what counts. */
 export async function httpProbe(baseUrl: string, signal: AbortSignal): Promise<number> {
-  const res = await fetch(baseUrl, { signal, redirect: 'manual', headers: { 'user-agent': 'gateway-status-monitor' } });
+  const res = await fetch(baseUrl, { signal, redirect: 'manual', headers: { 'user-agent': STATUS_PROBE_AGENT } });
   await res.body?.cancel();
   return res.status;
 }
