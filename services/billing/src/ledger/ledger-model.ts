@@ -564,8 +564,8 @@ class Scenario {
       list.push({ op, result: r.result, charged: r.charged, i });
       closesOf.set(op.hold.id, list);
     }
-    const lateCharges: { hold: ModelHold; charged: bigint; i: number }[] = [];
-    const lateDropped: { hold: ModelHold; wanted: bigint; i: number }[] = [];
+    const lateCharges: { hold: ModelHold; charged: bigint }[] = [];
+    const lateDropped: { hold: ModelHold; wanted: bigint }[] = [];
 
     // 3b. Checkpoints at expiry: a hold that expires with a checkpoint is charged it (capped at the hold) as its late
     // settle, if that still fits; without one it stays unclosed for a late close, as before. A checkpoint offered in
@@ -590,11 +590,11 @@ class Scenario {
       const capped = candidates.map((c) => min(c, x.amount));
       if (row.charge > 0n) {
         if (!capped.includes(row.charge)) fail(`hold ${id} was charged ${row.charge} at expiry, its checkpoints were ${candidates.join(', ')}`);
-        lateCharges.push({ hold: x, charged: row.charge, i: -1 });
+        lateCharges.push({ hold: x, charged: row.charge });
         this.tally.count('seen:checkpoint charged at expiry');
       } else {
         const wanted = capped.reduce(max);
-        if (wanted > 0n) lateDropped.push({ hold: x, wanted, i: -1 });
+        if (wanted > 0n) lateDropped.push({ hold: x, wanted });
         this.tally.count('seen:checkpoint dropped at expiry');
       }
       chargedAtExpiry.add(id);
@@ -632,8 +632,8 @@ class Scenario {
             if (c.result === 'late_charged' && (c.op.outcome !== 'settle' || c.charged !== capped || capped === 0n))
               fail(`late charge of ${holdId}: charged ${c.charged} for a ${c.op.outcome} of ${c.op.charge}`);
             if (c.result === 'late_dropped' && c.charged !== 0n) fail(`late_dropped of ${holdId} charged ${c.charged}`);
-            if (c.result === 'late_charged') lateCharges.push({ hold: x, charged: c.charged, i: c.i });
-            else if (capped > 0n) lateDropped.push({ hold: x, wanted: capped, i: c.i });
+            if (c.result === 'late_charged') lateCharges.push({ hold: x, charged: c.charged });
+            else if (capped > 0n) lateDropped.push({ hold: x, wanted: capped });
             x.lateClosed = true;
             x.lateOutcome = c.op.outcome;
             x.charge = c.charged;
