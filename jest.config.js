@@ -7,7 +7,12 @@ const transform = {
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-unit.js'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+    },
     {
       ...common,
       displayName: 'integration',
