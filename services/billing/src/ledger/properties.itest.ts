@@ -46,6 +46,17 @@ const PROPERTY_TIMEOUT_MS = Math.round(120_000 * Math.max(1, SCALE));
 const SEED = process.env.LEDGER_PROPERTY_SEED === undefined ? undefined : Number(process.env.LEDGER_PROPERTY_SEED);
 const END_ON_FAILURE = process.env.LEDGER_PROPERTY_SHRINK === '0';
 
+/**
+ * A scenario takes tens of milliseconds. One that takes seconds is a finding even when it passes (a lock wait, a
+ * retry loop), and a few of them run a property into its time limit: each is printed whole, to replay with fc's
+ * `examples`. Twice a run failed at that limit and its log was lost; this leaves the culprit in the next one.
+ */
+const SLOW_SCENARIO_MS = 5_000;
+function reportIfSlow(engine: string, ms: number, setup: Setup, batches: Cmd[][]): void {
+  if (ms < SLOW_SCENARIO_MS) return;
+  process.stderr.write(`ledger properties on ${engine}: a scenario took ${Math.round(ms)} ms: ${JSON.stringify({ setup, batches })}\n`);
+}
+
 const setupArb = (maxAccounts: number): fc.Arbitrary<Setup> =>
   fc.record({
     accounts: fc.array(
@@ -133,9 +144,14 @@ function ledgerProperties(target: () => Target): void {
 
   const check = (setup: fc.Arbitrary<Setup>, batches: fc.Arbitrary<Cmd[][]>, numRuns: number) =>
     fc.assert(
-      fc.asyncProperty(setup, batches, (s, b) => {
+      fc.asyncProperty(setup, batches, async (s, b) => {
         const t = target();
-        return runScenario(t.harness(), s, t.commands ? t.commands(b) : b, tally, t.opts);
+        const started = performance.now();
+        try {
+          return await runScenario(t.harness(), s, t.commands ? t.commands(b) : b, tally, t.opts);
+        } finally {
+          reportIfSlow(t.name, performance.now() - started, s, b);
+        }
       }),
       {
         numRuns,
