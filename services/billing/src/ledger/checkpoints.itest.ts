@@ -122,6 +122,34 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
       expect((await figures(t.db, a)).account).toEqual({ usage: '0', held: '0', available: '1000000000' });
     });
 
+  // PostgreSQL only, found by the ledger properties: checkpoint_hold takes no lock on the hold, so the race can go
+  // either way; what it must never do is charge anything but one of the two checkpoints, or charge twice.
+  if (engine === 'postgres')
+    it('a checkpoint racing the sweep of its hold may answer kept; the sweep charges the one before it, as if it came first', async () => {
+      const a = await payer(t.db, '1');
+      const h = await placeHold(t.ledger, a, '0.5', { ttlMs: 200 });
+      expect(await t.ledger.checkpointHold(checkpointEvent(h, a, '0.1', 10))).toBe(true);
+      await until(() => pastExpiry(t.db, h.holdId), 'the hold to pass its expiry');
+      const ev = checkpointEvent(h, a, '0.3', 30);
+      const kept = await t.db.transaction(async (tx) => {
+        const [row] = await tx.query<{ kept: boolean }>('SELECT checkpoint_hold($1, $2, $3) AS kept', [
+          h.holdId,
+          '300000000',
+          JSON.stringify(ev.record),
+        ]);
+        await expireHolds(t.db);
+        return row.kept;
+      });
+      expect(kept).toBe(true);
+      expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'expired', charge: '100000000', closed: true });
+      expect(await usageRecordsOf(t.db, h.requestId)).toEqual([{ status: 'failed', error_code: 'hold_expired', total_cost: '100000000' }]);
+      // Taken once: the stream's close finds it closed, and the row the late checkpoint left is spent by the next sweep.
+      expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.4'))).toEqual({ result: 'noop', charged: 100_000_000n });
+      await expireHolds(t.db);
+      expect(await t.db.query('SELECT hold_id FROM hold_checkpoints WHERE hold_id = $1', [h.holdId])).toEqual([]);
+      expect((await figures(t.db, a)).account).toEqual({ usage: '100000000', held: '0', available: '900000000' });
+    });
+
   // The in-memory ledger only: an admin change makes it forget every account until its next use.
   if (engine === 'memory')
     it('a checkpoint that arrives while its account reloads after an admin change is the one charged at expiry', async () => {
