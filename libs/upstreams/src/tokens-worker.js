@@ -7,6 +7,6 @@ parentPort.on('message', ({ id, text }) => {
   try {
     parentPort.postMessage({ id, count: encoder.encode(text).length });
   } catch (e) {
-    parentPort.postMessage({ id, error: String(e && e.message ? e.message : e) });
+    parentPort.postMessage({ id, error: String(e?.message ? e.message : e) });
   }
 });

@@ -108,8 +108,8 @@ export class FileJournal implements Journal {
 
   retire(seq: number): void {
     while (this.segments.length > 0 && this.segments[0].lastSeq <= seq) {
-      const old = this.segments.shift()!;
-      fs.promises.rm(old.file, { force: true }).catch(() => {});
+      fs.promises.rm(this.segments[0].file, { force: true }).catch(() => {});
+      this.segments.shift();
     }
   }
 
@@ -130,7 +130,7 @@ export class FileJournal implements Journal {
         this.current.bytes += chunk.length;
         this.current.lastSeq = upTo;
         this.durableSeq = upTo;
-        while (this.waiters.length > 0 && this.waiters[0].seq <= upTo) this.waiters.shift()!.resolve();
+        while (this.waiters.length > 0 && this.waiters[0].seq <= upTo) this.waiters.shift()?.resolve();
         if (this.current.bytes >= SEGMENT_BYTES) await this.roll(upTo + 1);
       }
     } catch (e) {

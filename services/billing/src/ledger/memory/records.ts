@@ -56,6 +56,16 @@ export interface Batch {
   };
 }
 
+/** The map's entry for `key`, made and added first if there is none. */
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /**
  * Folds consecutive records into one batch: a hold placed and closed within it is inserted closed, held and usage
  * become one net change per key and per account. Records must be contiguous and in order (`from` is the seq
@@ -69,10 +79,9 @@ export function toBatch(from: number, records: LedgerRecord[]): Batch {
   const expired: Batch['body']['expired'] = [];
   const out: Batch['body']['records'] = [];
   const checkpoints = new Map<string, Batch['body']['checkpoints'][number]>();
-  const keyDelta = (id: string) => keys.get(id) ?? keys.set(id, { held: 0n, usage: 0n, used: false }).get(id)!;
-  const accountDelta = (id: string) => accounts.get(id) ?? accounts.set(id, { held: 0n, usage: 0n }).get(id)!;
-  const row = (id: string): HoldRow =>
-    inserts.get(id) ?? updates.get(id) ?? updates.set(id, { id, state: 'open', charge: '0', closed: false }).get(id)!;
+  const keyDelta = (id: string) => entry(keys, id, () => ({ held: 0n, usage: 0n, used: false }));
+  const accountDelta = (id: string) => entry(accounts, id, () => ({ held: 0n, usage: 0n }));
+  const row = (id: string): HoldRow => inserts.get(id) ?? entry(updates, id, () => ({ id, state: 'open', charge: '0', closed: false }));
   const move = (h: HoldFacts, held: bigint, usage: bigint) => {
     const k = keyDelta(h.key);
     const a = accountDelta(h.account);

@@ -99,7 +99,7 @@ export class WriteBehind {
   private markApplied(records: LedgerRecord[]): void {
     this.queue = this.queue.slice(records.length);
     this.appliedSeq = records[records.length - 1].seq;
-    while (this.waiters.length > 0 && this.waiters[0].seq <= this.appliedSeq) this.waiters.shift()!.resolve();
+    while (this.waiters.length > 0 && this.waiters[0].seq <= this.appliedSeq) this.waiters.shift()?.resolve();
     this.onApplied(this.appliedSeq, records);
   }
 
