@@ -4,7 +4,7 @@ import type { EventBus, Subscription } from '@gateway/bus';
 import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import type { Logger } from '@gateway/service-kit';
-import { createLedger, expireHolds, type Ledger } from './ledger/holds';
+import { createLedger, sweepHolds, type Ledger } from './ledger/holds';
 import { MemoryLedger, journalDirOf } from './ledger/memory/memory-ledger';
 import { verifyKey } from './ledger/keys';
 import { jobSettings } from './ledger/job-settings';
@@ -15,7 +15,7 @@ import { adminRouter } from './admin/router';
 import { resolveAdminToken } from './admin/auth';
 import { internalRouter } from './internal/router';
 import { consumeHoldCloses } from './consumers';
-import { announceAccounts, publishAccountOpened } from './publish';
+import { announceAccounts, publishAccountOpened, publishExpiryCharges } from './publish';
 import { migrations } from './migrations';
 
 export { migrations };
@@ -71,6 +71,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
           journalDir: deps.inMemory.dataDir === undefined ? undefined : journalDirOf(deps.inMemory.dataDir),
           liveJobHolds: deps.inMemory.liveJobHolds,
           sweepIntervalMs: deps.sweepIntervalMs,
+          onExpired: async (ids) => void (await publishExpiryCharges(db, bus, ids)),
         })
       : undefined;
   const ledger: Ledger = memory ?? createLedger(db);
@@ -115,8 +116,12 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       announceAccounts(db, bus).catch((err) => logger.warn({ err }, 'announcing accounts failed; the next start retries'));
       if (memory) return memory.start();
       sweeper = setInterval(() => {
-        expireHolds(db)
-          .then((n) => n > 0 && logger.warn({ released: n }, 'released expired holds'))
+        sweepHolds(db)
+          .then(async (ids) => {
+            if (ids.length === 0) return;
+            logger.warn({ released: ids.length }, 'released expired holds');
+            await publishExpiryCharges(db, bus, ids);
+          })
           .catch((err) => logger.error({ err }, 'hold sweep failed'));
       }, deps.sweepIntervalMs ?? 5_000);
       sweeper.unref();

@@ -15,7 +15,7 @@ describe('billing migrations', () => {
     const functions = migrations.find((m) => m.repeatable)!;
     for (const part of ['CREATE TABLE accounts', 'CREATE TABLE holds']) expect(ledger.sql).toContain(part);
     expect(functions.repeatable).toBe(true);
-    for (const name of ['place_hold', 'close_hold', 'checkpoint_hold', 'expire_hold', 'expire_these', 'expire_holds', 'ledger_write'])
+    for (const name of ['place_hold', 'close_hold', 'checkpoint_hold', 'expire_hold', 'expire_these', 'sweep_holds', 'expire_holds', 'ledger_write'])
       expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
   });
 

@@ -22,7 +22,56 @@ export async function publishUsage(bus: EventBus, ev: HoldClose, result: Exclude
     tokens_completion: ev.record.tokens_completion,
     finished_at: ev.record.finished_at,
   };
-  await bus.publish(TOPICS.usage, { id: `${ev.hold_id}:usage`, type: EVENT_TYPES.usageRecorded, key: ev.account_id, data });
+  await announceUsage(bus, data);
+}
+
+/** One id per hold, whichever path closed it: consumers count a hold once, however many times it is announced. */
+const announceUsage = (bus: EventBus, data: UsageRecorded) =>
+  bus.publish(TOPICS.usage, { id: `${data.hold_id}:usage`, type: EVENT_TYPES.usageRecorded, key: data.account_id, data });
+
+/**
+ * `usage.recorded.v1` for the holds among `holdIds` (just expired by a sweep) that the sweep charged their last
+ * checkpoint: a stream whose closer died is announced like any other close, read back from the rows the sweep
+ * wrote (the hold's charge, its usage record), finished when the sweep charged it. A charge of 0 (the checkpoint no longer
+ * fitted) is a release, as publishUsage calls a late_dropped close. A hold that expired with no checkpoint is not
+ * announced: nothing was delivered, and a late close announces it then. Published after the sweep committed, so a
+ * crash between the two loses the announcement (the catalogue's counts), never money.
+ */
+export async function publishExpiryCharges(db: Db, bus: EventBus, holdIds: string[]): Promise<number> {
+  if (holdIds.length === 0) return 0;
+  const rows = await db.query<{
+    hold_id: string;
+    account_id: string;
+    request_id: string;
+    model: string;
+    charge: string;
+    status: UsageRecorded['status'];
+    tokens_prompt: number;
+    tokens_completion: number;
+    finished_at: string;
+  }>(
+    `SELECT h.id AS hold_id, h.account_id, h.request_id, u.model, h.charge::text AS charge, u.status, u.tokens_prompt, u.tokens_completion,
+            to_char(h.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
+       FROM holds h JOIN usage_records u ON u.hold_id = h.id
+      WHERE h.id = ANY($1::text[]) AND h.state = 'expired' AND h.closed_at IS NOT NULL`,
+    [holdIds],
+  );
+  for (const r of rows) {
+    const settled = BigInt(r.charge) > 0n;
+    await announceUsage(bus, {
+      hold_id: r.hold_id,
+      account_id: r.account_id,
+      request_id: r.request_id,
+      model: r.model,
+      outcome: settled ? 'settle' : 'release',
+      charge_nano: r.charge,
+      status: r.status,
+      tokens_prompt: r.tokens_prompt,
+      tokens_completion: r.tokens_completion,
+      finished_at: r.finished_at,
+    });
+  }
+  return rows.length;
 }
 
 /** `account.opened.v1`; the id is the account's, so announcing it again (every billing start) is harmless. */

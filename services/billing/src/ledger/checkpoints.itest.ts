@@ -6,7 +6,10 @@ import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } 
 import { until } from '../testing/until';
 import { parseUsd } from '@gateway/money';
 import { addCredits } from './accounts';
-import { expireHolds } from './holds';
+import type { EventBus } from '@gateway/bus';
+import { type UsageRecorded, usageRecordedSchema } from '@gateway/events';
+import { publishExpiryCharges } from '../publish';
+import { expireHolds, sweepHolds } from './holds';
 import type { MemoryLedger } from './memory/memory-ledger';
 
 /**
@@ -28,11 +31,18 @@ function checkpointEvent(h: PlacedHold, who: Payer, charge: string, tokensComple
 }
 
 function checkpointsBehave(engine: Engine | 'memory'): void {
-  const t = useLedgerDb(engine);
+  /** What the sweeps announced as usage.recorded.v1, as billing wires them (index.ts): the catalogue's token count. */
+  let announced: UsageRecorded[] = [];
+  const bus: Pick<EventBus, 'publish'> = { publish: async (_topic, ev) => void announced.push(usageRecordedSchema.parse(ev.data)) };
+  const announce = async (ids: string[]) => void (await publishExpiryCharges(t.db, bus as EventBus, ids));
+  const t = useLedgerDb(engine, { onExpired: announce });
+  beforeEach(() => {
+    announced = [];
+  });
   afterEach(() => expectLedgerInvariants(t.db));
 
   /** Expires every hold past its expiry: the sweeper of the ledger under test. */
-  const sweep = (s: LedgerSuite) => (engine === 'memory' ? (s.ledger as MemoryLedger).sweep() : expireHolds(s.db).then(() => undefined));
+  const sweep = (s: LedgerSuite) => (engine === 'memory' ? (s.ledger as MemoryLedger).sweep() : sweepHolds(s.db).then(announce));
   const expire = async (h: PlacedHold) => {
     await until(() => pastExpiry(t.db, h.holdId), 'the hold to pass its expiry');
     await sweep(t);
@@ -56,6 +66,10 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
     expect(await usageRecordsOf(t.db, h.requestId)).toEqual([{ status: 'failed', error_code: 'hold_expired', total_cost: '300000000' }]);
     const [rec] = await t.db.query<{ tokens_completion: number }>('SELECT tokens_completion FROM usage_records WHERE request_id = $1', [h.requestId]);
     expect(rec.tokens_completion).toBe(30);
+    // Announced like the close it stands for: the catalogue counts the stream's tokens.
+    expect(announced).toEqual([
+      expect.objectContaining({ hold_id: h.holdId, request_id: h.requestId, outcome: 'settle', charge_nano: '300000000', tokens_completion: 30 }),
+    ]);
     // Charged once: the close that arrives after all (the stream outlived its hold) finds it taken.
     expect(await t.ledger.closeHold(closeEvent(h, a, 'settle', '0.4'))).toEqual({ result: 'noop', charged: 300_000_000n });
     await sweep(t);
@@ -74,6 +88,7 @@ function checkpointsBehave(engine: Engine | 'memory'): void {
     await sweep(t);
     expect(await holdRow(t.db, h.holdId)).toEqual({ state: 'settled', charge: '250000000', closed: true });
     expect((await figures(t.db, a)).account).toEqual({ usage: '250000000', held: '0', available: '750000000' });
+    expect(announced).toEqual([]); // its close announced it; the sweep has nothing of it to announce
     // Spent with its hold's close: the table keeps only open holds' checkpoints.
     expect(await t.db.query('SELECT hold_id FROM hold_checkpoints WHERE hold_id = $1', [h.holdId])).toEqual([]);
   });

@@ -193,6 +193,11 @@ function duplicate() {
 
 export type CloseResult = 'settled' | 'released' | 'noop' | 'unknown' | 'late_charged' | 'late_dropped';
 
+/** One sweep (sweep_holds): the ids of the holds it expired, charged their checkpoint or not. */
+export async function sweepHolds(db: Db, limit = 500): Promise<string[]> {
+  return (await db.query<{ id: string }>('SELECT sweep_holds($1) AS id', [limit])).map((r) => r.id);
+}
+
 export async function expireHolds(db: Db, limit = 500): Promise<number> {
   const [row] = await db.query<{ n: number }>('SELECT expire_holds($1) AS n', [limit]);
   return Number(row.n);

@@ -13,16 +13,17 @@ export interface LedgerSuite {
 /**
  * Test suites only: billing's database on `engine` for the whole describe block (opened in beforeAll, dropped in
  * afterAll), with the ledger over it. The fields are filled in beforeAll, so read them inside tests only.
- * `memory` puts the embedded in-memory ledger over PGlite instead of the SQL one (see inMemoryView).
+ * `memory` puts the embedded in-memory ledger over PGlite instead of the SQL one (see inMemoryView), telling
+ * `onExpired` what its sweep expires.
  */
-export function useLedgerDb(engine: Engine | 'memory'): LedgerSuite {
+export function useLedgerDb(engine: Engine | 'memory', opts: { onExpired?: (holdIds: string[]) => Promise<void> } = {}): LedgerSuite {
   const suite = {} as LedgerSuite;
   let opened: TestDb | undefined;
   let memory: MemoryLedger | undefined;
   beforeAll(async () => {
     opened = await openTestDb(engine === 'memory' ? 'pglite' : engine, 'billing', migrations);
     if (engine === 'memory') {
-      memory = await MemoryLedger.open({ db: opened.db, logger: createLogger('test', 'silent') });
+      memory = await MemoryLedger.open({ db: opened.db, logger: createLogger('test', 'silent'), onExpired: opts.onExpired });
       suite.db = inMemoryView(opened.db, memory);
       suite.ledger = memory;
     } else {

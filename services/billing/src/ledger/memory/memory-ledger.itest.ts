@@ -2,13 +2,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
-import type { UsageRecord } from '@gateway/events';
+import { createMemoryBus, type BusEvent } from '@gateway/bus';
+import { EVENT_TYPES, TOPICS, type UsageRecord, usageRecordedSchema } from '@gateway/events';
 import { parseUsd } from '@gateway/money';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../../migrations';
 import { inMemoryView } from '../../testing/ledger-db';
 import { expectLedgerInvariants, figures, holdRow, usageRecordsOf } from '../../testing/ledger-figures';
 import { closeEvent, holdFacts, payer, placeHold, type Payer } from '../../testing/ledger-fixtures';
+import { publishExpiryCharges } from '../../publish';
+import { until } from '../../testing/until';
 import { readJournal } from './journal';
 import { MemoryLedger } from './memory-ledger';
 import type { LedgerRecord } from './records';
@@ -33,7 +36,8 @@ describe('the in-memory ledger across restarts', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const open = (liveJobHolds?: () => Promise<string[]>) => MemoryLedger.open({ db: t.db, logger, journalDir: dir, liveJobHolds });
+  const open = (liveJobHolds?: () => Promise<string[]>, onExpired?: (holdIds: string[]) => Promise<void>) =>
+    MemoryLedger.open({ db: t.db, logger, journalDir: dir, liveJobHolds, onExpired });
   const applied = async () => Number((await t.db.query<{ s: string }>('SELECT applied_seq::text AS s FROM ledger_journal'))[0].s);
   /** A 0.5 USD hold a killed process placed, as its journal keeps it, and the record of a settle of it at `charge` USD. */
   const journalled = (a: Payer, name: string) => {
@@ -116,14 +120,39 @@ describe('the in-memory ledger across restarts', () => {
       { seq: from + 3, t: 'checkpoint', h: facts, charge: '150000000', rec },
     ]);
 
-    const next = await open();
+    const bus = createMemoryBus();
+    const announced: BusEvent[] = [];
+    await bus.subscribe('catalogue', [TOPICS.usage], async (ev) => {
+      announced.push(ev);
+    });
+    const next = await open(undefined, async (ids) => void (await publishExpiryCharges(t.db, bus, ids)));
     expect(await holdRow(t.db, 'hold_s1')).toEqual({ state: 'expired', charge: '150000000', closed: true });
     expect(await figures(t.db, a)).toEqual({
       account: { usage: '150000000', held: '0', available: '850000000' },
       key: { usage: '150000000', held: '0' },
     });
     expect(await usageRecordsOf(t.db, 'req_s1')).toEqual([{ status: 'failed', error_code: 'hold_expired', total_cost: '150000000' }]);
+    // Announced once the process starts (its consumers are listening by then), as the close it stands for would be.
+    expect(announced).toEqual([]);
+    next.start();
+    await until(() => announced.length > 0, 'the checkpoint charge to be announced');
+    expect(announced).toEqual([
+      expect.objectContaining({
+        id: 'hold_s1:usage',
+        type: EVENT_TYPES.usageRecorded,
+        key: a.accountId,
+        data: expect.objectContaining({
+          hold_id: 'hold_s1',
+          request_id: 'req_s1',
+          outcome: 'settle',
+          charge_nano: '150000000',
+          tokens_completion: 15,
+        }),
+      }),
+    ]);
+    expect(usageRecordedSchema.safeParse(announced[0].data).success).toBe(true);
     await next.stop();
+    await bus.close();
   });
 
   it('releases at start the holds a dead process left open, keeping those a live job owns', async () => {

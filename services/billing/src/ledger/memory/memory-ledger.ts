@@ -18,6 +18,11 @@ export interface MemoryLedgerOptions {
   /** Hold ids a live job still owns: every other open hold at start was left by a dead process and is released. */
   liveJobHolds?: () => Promise<string[]>;
   sweepIntervalMs?: number;
+  /**
+   * Told, once the tables hold them, the ids of holds an expiry gave back: by the sweep, or at start (left by a dead
+   * process). Some were charged their last checkpoint, which billing announces (publishExpiryCharges).
+   */
+  onExpired?: (holdIds: string[]) => Promise<void>;
 }
 
 interface AccountRow {
@@ -74,6 +79,8 @@ export class MemoryLedger implements Ledger {
     private readonly journal: Journal,
     private readonly writes: WriteBehind,
     startSeq: number,
+    /** Released at open, before anyone could hear of it: told at start. */
+    private releasedAtOpen: string[],
   ) {
     this.sql = createLedger(opts.db);
     this.seq = startSeq;
@@ -111,13 +118,32 @@ export class MemoryLedger implements Ledger {
       // Memory counted a decision the tables refused: it reloads from them, so the two agree again.
       () => void ledger?.exclusive(async () => {}),
     );
-    ledger = new MemoryLedger(opts, journal, writes, seq);
+    ledger = new MemoryLedger(
+      opts,
+      journal,
+      writes,
+      seq,
+      released.map((r) => r.id),
+    );
     return ledger;
   }
 
   start(): void {
     this.sweeper = setInterval(() => void this.sweep(), this.opts.sweepIntervalMs ?? 5_000);
     this.sweeper.unref();
+    const released = this.releasedAtOpen;
+    this.releasedAtOpen = [];
+    void this.expired(released);
+  }
+
+  private async expired(holdIds: string[]): Promise<void> {
+    const told = this.opts.onExpired;
+    if (holdIds.length === 0 || !told) return;
+    // The announcement reads the tables: they must hold the sweep's charges first.
+    await this.writes
+      .flushed()
+      .then(() => told(holdIds))
+      .catch((err) => this.opts.logger.error({ err, holds: holdIds.length }, 'announcing expired holds failed'));
   }
 
   async stop(): Promise<void> {
@@ -267,6 +293,7 @@ export class MemoryLedger implements Ledger {
     }
     this.book.forgetFinishedBefore(now - FINISHED_RETENTION_MS);
     await this.sweepForgotten().catch((err) => this.opts.logger.error({ err }, 'hold sweep failed'));
+    await this.expired(due.filter((h) => h.checkpoint).map((h) => h.facts.id));
   }
 
   /**
@@ -282,13 +309,14 @@ export class MemoryLedger implements Ledger {
     );
     if (n === 0) return;
     const released = await this.exclusive(() =>
-      this.opts.db.query<{ account_id: string; request_id: string }>(
-        `SELECT h.account_id, h.request_id FROM expire_these(ARRAY(SELECT id FROM holds WHERE state = 'open' AND expires_at < now() ORDER BY expires_at)) AS e
+      this.opts.db.query<{ id: string; account_id: string; request_id: string }>(
+        `SELECT h.id, h.account_id, h.request_id FROM expire_these(ARRAY(SELECT id FROM holds WHERE state = 'open' AND expires_at < now() ORDER BY expires_at)) AS e
            JOIN holds h ON h.id = e`,
       ),
     );
     for (const h of released) this.book.markFinished(h.account_id, h.request_id);
     this.opts.logger.warn({ released: released.length }, 'released expired holds memory had set aside');
+    await this.expired(released.map((h) => h.id));
   }
 
   /** Loads an account (its keys and open holds) from the tables; false when it does not exist. */

@@ -51,7 +51,7 @@ BEGIN
 END
 $fn$;
 
--- expire_holds: the sweeper (MONEY.md invariant 2: no hold stays open past its expiry plus the sweep interval).
+-- sweep_holds, expire_holds: the sweeper (MONEY.md invariant 2: no hold stays open past its expiry plus the sweep interval).
 -- A hold nobody closed (the close event was never published, or the process died mid-request) gives its
 -- amount back to the key and the account; the caller's request is gone, so its usage record says hold_expired.
 -- A settle that arrives later is handled by close_hold's late path.
@@ -61,12 +61,14 @@ $fn$;
 -- NO KEY UPDATE, not UPDATE: a checkpoint being written takes its hold's row FOR KEY SHARE (the foreign key of
 -- hold_checkpoints), which FOR UPDATE conflicts with, so a stream checkpointing as the sweep ran was skipped and
 -- stayed open past its expiry until the next sweep (found by the ledger properties). The sweep changes no key.
-CREATE OR REPLACE FUNCTION expire_holds(p_limit integer)
-RETURNS integer
+--
+-- sweep_holds returns the ids it expired (the sweeper announces the checkpoints it charged: publish.ts);
+-- expire_holds, the count, is the same sweep for callers that only count.
+CREATE OR REPLACE FUNCTION sweep_holds(p_limit integer)
+RETURNS SETOF text
 LANGUAGE plpgsql AS $fn$
 DECLARE
   due text[];
-  n integer := 0;
 BEGIN
   SELECT array_agg(id) INTO due FROM (
     SELECT id FROM holds WHERE state = 'open' AND holds.expires_at < now() ORDER BY holds.expires_at LIMIT p_limit FOR NO KEY UPDATE SKIP LOCKED
@@ -74,7 +76,7 @@ BEGIN
   -- Checkpoints of holds that closed are spent.
   DELETE FROM hold_checkpoints c USING holds h WHERE h.id = c.hold_id AND h.state <> 'open';
   IF due IS NULL THEN
-    RETURN 0;
+    RETURN;
   END IF;
   -- Every key row, then every account row, each in id order, before any change: holds of two keys of one account
   -- taken hold by hold (key, account, key...) would hold the account while waiting for the second key, which a
@@ -82,7 +84,12 @@ BEGIN
   -- aborting one side). A hold and a close take one key and then one account, so this order never crosses theirs.
   PERFORM 1 FROM api_keys WHERE id IN (SELECT key_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM accounts WHERE id IN (SELECT account_id FROM holds WHERE holds.id = ANY(due)) ORDER BY id FOR UPDATE;
-  SELECT count(*)::int INTO n FROM expire_these(due);
-  RETURN n;
+  RETURN QUERY SELECT * FROM expire_these(due);
 END
+$fn$;
+
+CREATE OR REPLACE FUNCTION expire_holds(p_limit integer)
+RETURNS integer
+LANGUAGE sql AS $fn$
+  SELECT count(*)::int FROM sweep_holds(p_limit);
 $fn$;
