@@ -111,6 +111,17 @@ export function tables(rows: Row[]): string {
   return out.join('\n');
 }
 
+/**
+ * The same ratio round by round: the medians above may come from different rounds (each target's own median), and on
+ * a machine whose speed drifts, the ratio within one round is the one taken on one machine.
+ */
+function perRound(r: Row, pk: Row): string {
+  const a = r.roundsRps ?? [];
+  const b = pk.roundsRps ?? [];
+  if (a.length < 2 || a.length !== b.length) return '';
+  return `; round by round ${a.map((x, i) => (x / b[i]).toFixed(2)).join(', ')}`;
+}
+
 export function ratios(rows: Row[], connections: number): string {
   const find = (scenario: string, target: TargetName, c: number) =>
     rows.find((r) => r.scenario === scenario && r.target === target && r.connections === c);
@@ -122,7 +133,10 @@ export function ratios(rows: Row[], connections: number): string {
     const parts = (['embedded', 'fleet'] as const)
       .map((t) => find(s, t, connections))
       .filter((r): r is Row => r !== undefined)
-      .map((r) => `${r.target} ÷ Portkey ${(r.load.rps / pk.load.rps).toFixed(2)} (${Math.round(r.load.rps)} vs ${Math.round(pk.load.rps)})`);
+      .map(
+        (r) =>
+          `${r.target} ÷ Portkey ${(r.load.rps / pk.load.rps).toFixed(2)} (${Math.round(r.load.rps)} vs ${Math.round(pk.load.rps)}${perRound(r, pk)})`,
+      );
     if (parts.length) lines.push(`- ${s}, req/s at c=${connections}: ${parts.join('; ')}`);
   }
   for (const s of scenarios) {
