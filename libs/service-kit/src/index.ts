@@ -5,6 +5,7 @@ export { createServiceApp, createOpsApp, finishApp, type OpsAppOptions } from '.
 export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
 export { validate, checkJsonBody } from './validate';
 export { jsonBody } from './json-body';
+export { exactRoutes, type ExactRoutes, type PostRoutes, type RouteHandler } from './exact-routes';
 export { sendJson } from './send-json';
 export { runMain } from './run-main';
 export { clientGone } from './client-gone';

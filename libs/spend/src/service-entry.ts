@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
@@ -10,7 +10,7 @@ import type { SpendDeps } from './paid-call';
 
 /** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
 export interface SpendingService {
-  router: Router;
+  router: RequestHandler;
   /** Its own readiness (its database, say), beyond billing and the bus. */
   ready?: () => Promise<void>;
   /** Runs once in-flight requests have finished. */

@@ -1,5 +1,4 @@
-import { Router } from 'express';
-import { jsonBody } from '@gateway/service-kit';
+import { exactRoutes, jsonBody, type ExactRoutes } from '@gateway/service-kit';
 import type { SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
@@ -10,14 +9,13 @@ import { mountRerank } from './rerank/handler';
 import { mountResponses } from './responses/handler';
 
 export interface TextService {
-  /** Keyed text routes under /v1. */
-  router: Router;
+  /** Keyed text routes under /v1, every one a fixed path. */
+  router: ExactRoutes;
 }
 
 /** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
 export function createTextService(deps: SpendDeps, opts: { maxRequestBody: string }): TextService {
-  const router = Router();
-  router.use(jsonBody(opts.maxRequestBody));
+  const router = exactRoutes(jsonBody(opts.maxRequestBody));
   const protocols = createProtocols();
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
     deps.circuits

@@ -1,12 +1,11 @@
-import type { Router } from 'express';
 import { errorEnvelope } from '@gateway/errors';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { chatCompletionBody, upstreamBody } from './schema';
 
 /** POST /v1/chat/completions, streamed and not: the OpenAI shape passes through, with the gateway's id, slug and cost. */
-export function mountChatCompletions(r: Router, deps: TextDeps): void {
+export function mountChatCompletions(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/chat/completions', async (req, res) => {
     const body = validate(chatCompletionBody, req.body);
     const call: ChatCall = {

@@ -1,6 +1,5 @@
-import type { Router } from 'express';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import { completeChats, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { UNSUPPORTED, chatBodyFor, completionBody } from './schema';
@@ -11,7 +10,7 @@ const created = () => Math.floor(Date.now() / 1000);
  * POST /v1/completions: each prompt is wrapped as one user message and sent as its own chat call; the replies are
  * unwrapped to `text`, one choice per prompt in order, under one hold and one charge.
  */
-export function mountCompletions(r: Router, deps: TextDeps): void {
+export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/completions', async (req, res) => {
     const body = validate(completionBody, req.body);
     const refused = UNSUPPORTED.filter((f) => body[f] !== undefined && body[f] !== null && body[f] !== false && body[f] !== 0);

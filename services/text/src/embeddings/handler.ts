@@ -1,5 +1,4 @@
-import type { Router } from 'express';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import type { EmbeddingProtocol } from '@gateway/upstreams';
 import { float32Base64 } from './base64';
 import { countedInputTokens, maxInputTokens } from './input-tokens';
@@ -7,7 +6,7 @@ import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-f
 import { embeddingsBody, inputsOf } from './schema';
 
 /** POST /v1/embeddings: the OpenAI shape, with the gateway's slug and the exact charge as `usage.cost`. */
-export function mountEmbeddings(r: Router, deps: InputBilledDeps<EmbeddingProtocol>): void {
+export function mountEmbeddings(r: PostRoutes, deps: InputBilledDeps<EmbeddingProtocol>): void {
   r.post('/v1/embeddings', async (req, res) => {
     const body = validate(embeddingsBody, req.body);
     const input = inputsOf(body.input);

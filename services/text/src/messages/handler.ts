@@ -1,5 +1,4 @@
-import type { Router } from 'express';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { messagesBody } from './schema';
@@ -10,7 +9,7 @@ import { toChatBody, toMessage } from './translate';
 const PING_INTERVAL_MS = 10_000;
 
 /** POST /v1/messages: the message API over the one chat flow, so every text model answers it. */
-export function mountMessages(r: Router, deps: TextDeps): void {
+export function mountMessages(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/messages', async (req, res) => {
     const body = validate(messagesBody, req.body);
     const call: ChatCall = { slugs: [body.model], body: toChatBody(body), maxTokens: body.max_tokens, stream: body.stream === true };

@@ -1,12 +1,11 @@
-import type { Router } from 'express';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import { countTokensAsync, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
 import { documentTexts, rerankBody } from './schema';
 
 /** POST /v1/rerank: the contract's shape, `id` the gateway request id, the exact charge as `usage.cost`. */
-export function mountRerank(r: Router, deps: InputBilledDeps<RerankProtocol>): void {
+export function mountRerank(r: PostRoutes, deps: InputBilledDeps<RerankProtocol>): void {
   r.post('/v1/rerank', async (req, res) => {
     const body = validate(rerankBody, req.body);
     const documents = documentTexts(body.documents);

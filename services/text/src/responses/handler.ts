@@ -1,5 +1,4 @@
-import type { Router } from 'express';
-import { contextOf, validate, sendJson } from '@gateway/service-kit';
+import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { responsesBody } from './schema';
@@ -8,7 +7,7 @@ import { fromCompletion } from './translate-response';
 import { responsesSink } from './stream-sink';
 
 /** POST /v1/responses: translated onto the shared chat flow, so every text model answers and is billed the same way. */
-export function mountResponses(r: Router, deps: TextDeps): void {
+export function mountResponses(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/responses', async (req, res) => {
     const body = validate(responsesBody, req.body);
     const createdAt = Math.floor(Date.now() / 1000);
