@@ -47,6 +47,25 @@ describe('jsonWhole', () => {
     expect(JSON.parse(String(hit?.body))).toEqual({ model: 'up-model' });
   });
 
+  it('reads the key from the environment on every call, and asks each kind of call on one path for its own answer', async () => {
+    const env: NodeJS.ProcessEnv = { ...FAKE_ENV };
+    const rotating = createUpstreamClient({}, env);
+    const ep = endpointAt(fake.baseUrl);
+    respond = (res) => json(res, 200, { ok: true });
+    await rotating.jsonWhole(ep, '/chat/completions', {}, { requestId: 'req_first' });
+    expect(fake.hits.at(-1)?.headers).toMatchObject({ authorization: 'Bearer sk-fake', 'x-request-id': 'req_first' });
+    // The URL, headers and timeouts are worked out once per provider and path; a key set later must still be used.
+    env.FAKE_KEY = 'sk-rotated';
+    await rotating.jsonWhole(ep, '/chat/completions', {}, { requestId: 'req_second' });
+    expect(fake.hits.at(-1)?.headers).toMatchObject({ authorization: 'Bearer sk-rotated', 'x-request-id': 'req_second' });
+    delete env.FAKE_KEY;
+    await rotating.jsonWhole(ep, '/chat/completions', {}, { requestId: 'req_keyless' });
+    expect(fake.hits.at(-1)?.headers.authorization).toBeUndefined();
+    const streamed = await rotating.json(ep, '/chat/completions', { stream: true }, { requestId: 'req_streamed' });
+    await streamed.body.text();
+    expect(fake.hits.at(-1)?.headers).toMatchObject({ accept: 'text/event-stream', 'x-request-id': 'req_streamed' });
+  });
+
   it('reads an answer sent in many chunks after an informational 103, multi-byte characters split across chunks', async () => {
     const text = JSON.stringify({ content: 'Ünïcödé 日本語 '.repeat(2_000) });
     respond = (res) => {
