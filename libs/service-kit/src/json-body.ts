@@ -45,10 +45,12 @@ export function jsonBody(limit: string): RequestHandler {
       settled = true;
       next(err);
     };
+    // `on`, not `once`: each fires at most once here or is guarded by `settled`, and `once` wraps every listener
+    // in a closure of its own, on every request.
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('error', () => fail(aborted()));
-    req.once('aborted', () => fail(aborted()));
-    req.once('end', () => {
+    req.on('error', () => fail(aborted()));
+    req.on('aborted', () => fail(aborted()));
+    req.on('end', () => {
       if (settled) return;
       const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
       let body: unknown;

@@ -6,7 +6,7 @@ import { INTERNAL, newRequestId } from '@gateway/service-kit';
  * Client-sent `x-gateway-*` headers are dropped: only the edge may set them.
  */
 export function assignRequestId(req: Request, res: Response): void {
-  for (const h of Object.keys(req.headers)) if (h.startsWith('x-gateway-')) delete req.headers[h];
+  for (const h in req.headers) if (h.startsWith('x-gateway-')) delete req.headers[h];
   const id = newRequestId();
   req.headers[INTERNAL.requestId] = id;
   req.headers[INTERNAL.startedAt] = String(Date.now());
