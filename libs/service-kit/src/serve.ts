@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Express } from 'express';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { createOpsApp } from './app';
 import { newRequestId } from './context';
@@ -90,7 +89,7 @@ function refuseClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /** Starts a service's public (or internal) listener and its probes-and-metrics listener beside it. */
-export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
+export async function serve(app: http.RequestListener, opts: ServeOptions): Promise<Served> {
   const { logger } = opts;
   let closing: Promise<void> | undefined;
   // Both bound only how long a client may take to send its request (headers; headers and body), which stops
@@ -160,7 +159,7 @@ export interface ListenEnv {
  * METRICS_PORT, and a log line saying where; `stop` drains it.
  */
 export async function serveFleetProcess(
-  app: Express,
+  app: http.RequestListener,
   env: ListenEnv,
   opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort'> & { extra?: Record<string, unknown> },
 ): Promise<Served> {

@@ -1,8 +1,9 @@
-import type { Express, RequestHandler } from 'express';
+import type http from 'node:http';
+import type { RequestHandler } from 'express';
 import type { BillingPort } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
-import { INTERNAL, createServiceApp, finishApp, type Logger, type Metrics } from '@gateway/service-kit';
+import { INTERNAL, createServiceApp, singleMiddlewareListener, type Logger, type Metrics } from '@gateway/service-kit';
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
@@ -29,8 +30,11 @@ export interface EdgeDeps {
   publicRateLimit?: { requests: number; intervalMs: number };
 }
 
-/** The public listener: request id, auth, rate meter and headers, then the owning service. */
-export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
+/**
+ * The public listener: request id, auth, rate meter and headers, then the owning service. One middleware for all of
+ * it, served without express's router (singleMiddlewareListener): every request of the gateway passes here.
+ */
+export function createEdge(deps: EdgeDeps): { listener: http.RequestListener; keys: KeyCache } {
   const app = createServiceApp();
   app.set('query parser', 'simple');
   if (deps.trustProxy) app.set('trust proxy', deps.trustProxy);
@@ -39,16 +43,13 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
   const route = (name: ServiceName): RequestHandler => deps.services[name];
   const timing = deps.metrics.httpDuration;
 
-  // One layer for what every request gets first: each express layer costs a path match and a `next` turn.
-  app.use((req, res, next) => {
+  const edge: RequestHandler = (req, res, next) => {
     assignRequestId(req, res);
     const end = timing.startTimer({ service: 'edge' });
     res.once('finish', () => end({ route: keyedOwner(req.path) ?? publicOwner(req.path) ?? 'other', status: String(res.statusCode) }));
     // A %00 in an id or a filter reached PostgreSQL, whose text holds no NUL, and failed there as a 503.
-    next(req.url.includes('%00') ? new GatewayError('invalid_request', 'The URL holds a NUL character (%00)') : undefined);
-  });
+    if (req.url.includes('%00')) return next(new GatewayError('invalid_request', 'The URL holds a NUL character (%00)'));
 
-  app.use((req, res, next) => {
     const path = req.path;
     if (path === '/admin/v1' || path.startsWith('/admin/v1/')) {
       if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
@@ -70,8 +71,7 @@ export function createEdge(deps: EdgeDeps): { app: Express; keys: KeyCache } {
       handOnCredential(req, owner);
       route(owner)(req, res, next);
     });
-  });
+  };
 
-  finishApp(app, deps.logger);
-  return { app, keys };
+  return { listener: singleMiddlewareListener(app, edge, deps.logger), keys };
 }

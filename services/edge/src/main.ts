@@ -19,7 +19,7 @@ runMain('edge', async () => {
     ReturnType<typeof proxyTo>
   >;
   const metrics = createMetrics();
-  const { app } = createEdge({
+  const { listener } = createEdge({
     billing,
     meter,
     logger,
@@ -30,7 +30,7 @@ runMain('edge', async () => {
     publicRateLimit: { requests: publicRate.requests, intervalMs: parseDuration(publicRate.interval) },
     trustProxy: env.TRUST_PROXY,
   });
-  const served = await serveFleetProcess(app, env, {
+  const served = await serveFleetProcess(listener, env, {
     service: 'edge',
     logger,
     metrics,

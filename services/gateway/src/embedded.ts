@@ -142,7 +142,7 @@ export async function startEmbedded(
   await jobs.service.start();
   await mcp.start();
 
-  const served = await serve(edge.app, {
+  const served = await serve(edge.listener, {
     service: 'gateway',
     port: env.PORT,
     host: env.HOST,

@@ -1,0 +1,80 @@
+import http from 'node:http';
+import express, { type RequestHandler } from 'express';
+import request from 'supertest';
+import { GatewayError } from '@gateway/errors';
+import { INTERNAL } from './context';
+import { createServiceApp, finishApp, singleMiddlewareListener } from './app';
+import { createLogger } from './logger';
+
+const logger = createLogger('test', 'silent');
+
+/** What the edge's middleware does with a request, in miniature: a router behind it, and every way out. */
+function middleware(): RequestHandler {
+  const inner = express.Router();
+  inner.get('/v1/items/:id', (req, res) => {
+    res.json({ id: req.params.id, path: req.path, baseUrl: req.baseUrl, originalUrl: req.originalUrl, query: req.query, ip: req.ip });
+  });
+  inner.post('/v1/echo', express.json(), (req, res) => void res.status(201).json({ body: req.body, locals: typeof res.locals }));
+  inner.get('/v1/async-failure', async () => {
+    throw new GatewayError('rate_limited', 'slow down');
+  });
+  return (req, res, next) => {
+    req.headers[INTERNAL.requestId] = 'req_test';
+    if (req.path === '/v1/throws') throw new Error('thrown before any router');
+    if (req.path === '/v1/gateway-error') return next(new GatewayError('invalid_request', 'refused at the edge'));
+    if (req.path === '/v1/not-mine') return next();
+    inner(req, res, next);
+  };
+}
+
+/** The same middleware as an express app with finishApp's tail: what the edge was until 2026-11-27. */
+function viaExpress(): http.Server {
+  const app = createServiceApp();
+  app.set('query parser', 'simple');
+  app.set('trust proxy', 'loopback');
+  app.use(middleware());
+  finishApp(app, logger);
+  return http.createServer(app);
+}
+
+function viaListener(): http.Server {
+  const app = createServiceApp();
+  app.set('query parser', 'simple');
+  app.set('trust proxy', 'loopback');
+  return http.createServer(singleMiddlewareListener(app, middleware(), logger));
+}
+
+const cases: Array<[string, (r: request.Agent) => request.Test]> = [
+  [
+    'a routed GET with its params, URL fields, simple query and the client address behind a trusted proxy',
+    (r) => r.get('/v1/items/42?a=1&a=2&b[c]=3').set('x-forwarded-for', '203.0.113.9'),
+  ],
+  ['a JSON POST answered with its status', (r) => r.post('/v1/echo').send({ x: [1, 2] })],
+  ['a body the router refuses', (r) => r.post('/v1/echo').set('content-type', 'application/json').send('{"x":')],
+  ['a path the middleware passes on: the 404 envelope', (r) => r.get('/v1/not-mine')],
+  ['a path no inner route has: the 404 envelope', (r) => r.delete('/v1/items/42')],
+  ['an error the middleware hands on', (r) => r.get('/v1/gateway-error')],
+  ['a throw before any router', (r) => r.get('/v1/throws')],
+  ['a rejected async route', (r) => r.get('/v1/async-failure')],
+];
+
+describe('singleMiddlewareListener answers as the express app of the same middleware did', () => {
+  const servers = { express: viaExpress(), listener: viaListener() };
+  afterAll(() => Promise.all(Object.values(servers).map((s) => new Promise((r) => s.close(r)))));
+
+  it.each(cases)('%s', async (_name, send) => {
+    const answer = async (server: http.Server) => {
+      const res = await send(request.agent(server));
+      const { date: _date, ...headers } = res.headers;
+      return { status: res.status, headers, body: res.body };
+    };
+    const [a, b] = [await answer(servers.express), await answer(servers.listener)];
+    expect(b).toEqual(a);
+    expect(a.status).toBeGreaterThan(0);
+  });
+
+  it('gives the client address from the forwarded header only as the trust proxy setting says', async () => {
+    const res = await request(servers.listener).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
+    expect(res.body).toMatchObject({ id: '1', path: '/v1/items/1', baseUrl: '', originalUrl: '/v1/items/1', ip: '203.0.113.9' });
+  });
+});
