@@ -3,7 +3,7 @@ import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { GatewayError } from '@gateway/errors';
 import { INTERNAL } from './context';
-import { createServiceApp, finishApp, singleMiddlewareListener } from './app';
+import { createServiceApp, finishApp, inTurn, serviceListener, singleMiddlewareListener } from './app';
 import { createLogger } from './logger';
 
 const logger = createLogger('test', 'silent');
@@ -76,5 +76,47 @@ describe('singleMiddlewareListener answers as the express app of the same middle
   it('gives the client address from the forwarded header only as the trust proxy setting says', async () => {
     const res = await request(servers.listener).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
     expect(res.body).toMatchObject({ id: '1', path: '/v1/items/1', baseUrl: '', originalUrl: '/v1/items/1', ip: '203.0.113.9' });
+  });
+});
+
+describe("serviceListener: a fleet service's middlewares in turn, as its express app ran them", () => {
+  const seen: string[] = [];
+  const token: RequestHandler = (req, _res, next) => {
+    seen.push('token');
+    next(req.headers['x-token'] === 'ok' ? undefined : new GatewayError('invalid_api_key', 'internal token missing'));
+  };
+  const internal = express.Router().post('/internal/ping', (_req, res) => void res.json({ internal: true }));
+  const publicRoutes = express.Router().get('/v1/thing', (_req, res) => void res.json({ thing: true }));
+  const server = http.createServer(serviceListener(logger, internal, token, publicRoutes));
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it('answers from the first middleware that takes the request; the ones after it never run', async () => {
+    seen.length = 0;
+    expect((await request(server).post('/internal/ping')).body).toEqual({ internal: true });
+    expect(seen).toEqual([]);
+  });
+
+  it('stops at an error: the envelope, and nothing after it runs', async () => {
+    const res = await request(server).get('/v1/thing');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('invalid_api_key');
+  });
+
+  it('goes on through each one that calls next(), to a route or to the 404 envelope', async () => {
+    expect((await request(server).get('/v1/thing').set('x-token', 'ok')).body).toEqual({ thing: true });
+    const missing = await request(server).get('/v1/nothing').set('x-token', 'ok');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('not_found');
+  });
+
+  it('hands a throw in any of them to the envelope', async () => {
+    const throws: RequestHandler = () => {
+      throw new GatewayError('invalid_request', 'thrown in turn');
+    };
+    const res = await request(http.createServer(serviceListener(logger, inTurn(token), throws)))
+      .get('/x')
+      .set('x-token', 'ok');
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('thrown in turn');
   });
 });

@@ -102,3 +102,29 @@ export function singleMiddlewareListener(app: Express, middleware: RequestHandle
     }
   };
 }
+
+/** Middlewares run one after the other as one: each goes on to the next by calling `next()`; an error skips the rest. */
+export function inTurn(...handlers: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown) => {
+      if (err || i === handlers.length) return next(err);
+      const handler = handlers[i++];
+      try {
+        handler(req, res, step);
+      } catch (e) {
+        next(e);
+      }
+    };
+    step();
+  };
+}
+
+/**
+ * A fleet service's listener: its middlewares in turn, then the 404 and error envelope, served as the edge is
+ * (singleMiddlewareListener): each internal hop of a call (edge to text, text to billing for its holds) is spared
+ * express's router too.
+ */
+export function serviceListener(logger: Logger, ...handlers: RequestHandler[]): http.RequestListener {
+  return singleMiddlewareListener(createServiceApp(), inTurn(...handlers), logger);
+}

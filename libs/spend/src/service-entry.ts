@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
+import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
 import { HOLD_CLOSE_RESERVE_MS, OpenHolds, closeHoldsBeforeBus } from './open-holds';
@@ -42,11 +42,8 @@ export function runSpendingService(
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })
       : undefined;
 
-    const app = createServiceApp();
-    app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
-    app.use(service.router);
-    finishApp(app, logger);
-    const served = await serveFleetProcess(app, env, {
+    const listener = serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), service.router);
+    const served = await serveFleetProcess(listener, env, {
       service: name,
       logger,
       metrics,

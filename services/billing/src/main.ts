@@ -2,7 +2,7 @@ import '@gateway/service-kit/src/tracing-register';
 import { openBus } from '@gateway/bus';
 import { ConfigError, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
+import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createBillingService, migrations } from './index';
 
 /** Fleet entry: billing as its own process on PostgreSQL and the configured bus. */
@@ -18,14 +18,10 @@ runMain('billing', async () => {
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
 
   const metrics = createMetrics();
-  const app = createServiceApp();
-  app.use(billing.internalRouter);
-  app.use(requireInternalToken(internalToken));
-  app.use(billing.adminRouter);
-  app.use(billing.publicRouter);
-  finishApp(app, logger);
+  // The internal routes check the token themselves (billing-client's hold batches are the busiest of them).
+  const listener = serviceListener(logger, billing.internalRouter, requireInternalToken(internalToken), billing.adminRouter, billing.publicRouter);
   await billing.start();
-  const served = await serveFleetProcess(app, env, {
+  const served = await serveFleetProcess(listener, env, {
     service: 'billing',
     logger,
     metrics,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { loadConfig, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, createServiceApp, finishApp, runMain, serveFleetProcess } from '@gateway/service-kit';
+import { createLogger, createMetrics, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
@@ -33,10 +33,7 @@ runMain('catalogue', async () => {
     },
   });
   await catalogue.subscribe();
-  const app = createServiceApp();
-  app.use(catalogue.service.router);
-  finishApp(app, logger);
-  const served = await serveFleetProcess(app, env, {
+  const served = await serveFleetProcess(serviceListener(logger, catalogue.service.router), env, {
     service: 'catalogue',
     logger,
     metrics: createMetrics(),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, createServiceApp, finishApp, requireInternalToken, runMain, serveFleetProcess } from '@gateway/service-kit';
+import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createMcpService, migrations } from './index';
 
 /** Fleet entry: the MCP endpoint as its own process; its tools call the edge (EDGE_URL) with each caller's key. */
@@ -21,11 +21,7 @@ runMain('mcp', async () => {
   );
   await mcp.start();
 
-  const app = createServiceApp();
-  app.use(requireInternalToken(env.GATEWAY_INTERNAL_TOKEN));
-  app.use(mcp.router);
-  finishApp(app, logger);
-  const served = await serveFleetProcess(app, env, {
+  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), mcp.router), env, {
     service: 'mcp',
     extra: { edgeUrl },
     logger,
