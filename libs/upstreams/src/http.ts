@@ -129,17 +129,10 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
     };
   };
 
-  const send = async (
-    ep: ResolvedEndpoint,
-    path: string,
-    body: string | FormData,
-    headers: Record<string, string>,
-    kind: string,
-    opts: CallOptions,
-  ) => {
+  const send = async (request: ReturnType<typeof requestOf>, signal: AbortSignal | undefined) => {
     let res: Dispatcher.ResponseData;
     try {
-      res = await agent.request({ ...requestOf(ep, path, body, headers, kind, opts), signal: opts.signal });
+      res = await agent.request({ ...request, signal });
     } catch (e) {
       throw classify(e);
     }
@@ -157,7 +150,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
   return {
     json: (ep, path, payload, opts, accept) => {
       const want = accept ?? (payload.stream ? 'text/event-stream' : 'application/json');
-      return send(ep, path, JSON.stringify(payload), jsonHeaders(want), `json ${want}`, opts);
+      return send(requestOf(ep, path, JSON.stringify(payload), jsonHeaders(want), `json ${want}`, opts), opts.signal);
     },
     jsonWhole: async (ep, path, payload, opts) => {
       const request = requestOf(ep, path, JSON.stringify(payload), WHOLE_JSON, 'json application/json', opts);
@@ -170,7 +163,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
       if (answer.statusCode >= 400) throw statusError(answer.statusCode, answer.text);
       return parseAnswer(answer.text);
     },
-    form: (ep, path, form, opts) => send(ep, path, form, FORM, 'form', opts),
+    form: (ep, path, form, opts) => send(requestOf(ep, path, form, FORM, 'form', opts), opts.signal),
   };
 }
 
