@@ -73,9 +73,13 @@ describe('singleMiddlewareListener answers as the express app of the same middle
     expect(a.status).toBeGreaterThan(0);
   });
 
-  it('gives the client address from the forwarded header only as the trust proxy setting says', async () => {
+  it("takes the client address from the forwarded header only as the app's trust proxy setting says", async () => {
     const res = await request(servers.listener).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
     expect(res.body).toMatchObject({ id: '1', path: '/v1/items/1', baseUrl: '', originalUrl: '/v1/items/1', ip: '203.0.113.9' });
+    const untrusting = http.createServer(singleMiddlewareListener(createServiceApp(), middleware(), logger));
+    const direct = await request(untrusting).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
+    expect(direct.body.ip).not.toBe('203.0.113.9');
+    expect(direct.body.ip).toMatch(/127\.0\.0\.1|::1/);
   });
 });
 
