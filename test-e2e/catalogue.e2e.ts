@@ -1,4 +1,5 @@
 import { startGateway, type Mode, type TestGateway } from './support/harness';
+import { inFreshWindowIfNeeded } from './support/rate-window';
 
 const config = {
   providers: [{ id: 'sim', kind: 'simulated' }],
@@ -181,10 +182,12 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
   it('meters public routes per client address: rate headers, then 429 with Retry-After', async () => {
     let last = await get('/v1/models/count');
     expect(last.headers.get('x-ratelimit-limit')).toBe('40');
+    expect(last.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    await inFreshWindowIfNeeded();
     for (let i = 0; i < 45 && last.status === 200; i++) last = await get('/v1/models/count');
     expect(last.status).toBe(429);
     expect(last.json.error.code).toBe('rate_limited');
     expect(last.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(last.headers.get('x-gateway-limit-type')).toBe('requests');
-  });
+  }, 40_000);
 });

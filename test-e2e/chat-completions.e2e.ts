@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { TEXT_PRICE, testConfig } from './support/config';
 import { textCost } from './support/money';
+import { inFreshWindowIfNeeded } from './support/rate-window';
 import {
   closedHold,
   expectChargedForDelivered,
@@ -509,6 +510,7 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
 
   it('meters the account: 429 with Retry-After past its limit, counting refused requests too', async () => {
     const limited = await gw.account(5, { rate_limit: { requests: 3, interval: '60s' } });
+    await inFreshWindowIfNeeded(10_000);
     const statuses: number[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 5; i++) {
@@ -522,7 +524,7 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(Number(last!.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
     expect((await last!.json()).error.code).toBe('rate_limited');
-  });
+  }, 30_000);
 
   it('stops a revoked key within seconds', async () => {
     const k = await gw.account(1);
