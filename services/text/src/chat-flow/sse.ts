@@ -1,12 +1,24 @@
 import type { Response } from 'express';
 
-/** Opens a server-sent event stream; headers go out at once so proxies start relaying. */
+/**
+ * Opens a server-sent event stream; headers go out at once so proxies start relaying. The socket is corked until
+ * the end of the turn so that they leave in one write with the frames of the same turn (the stream opens when the
+ * first upstream chunk is in hand): flushHeaders alone is a write, and a syscall, of its own. Node corks each
+ * `res.write` the same way, so the frames of one turn already share a write.
+ */
 export function openSse(res: Response): void {
+  res.cork();
+  process.nextTick(uncorkUnlessEnded, res);
   res.status(200);
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('x-accel-buffering', 'no');
   res.flushHeaders();
+}
+
+function uncorkUnlessEnded(res: Response): void {
+  // end() has flushed everything, and its socket may already carry the connection's next response: not ours.
+  if (!res.writableEnded) res.uncork();
 }
 
 /** `data: <json>` frame (chat and completions style). */
