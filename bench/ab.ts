@@ -5,13 +5,15 @@
  * after another mostly measures the drift; turns spread it over every target alike, and the medians of the rounds
  * are read side by side. The other commit runs from a git worktree with its own `pnpm install --offline`.
  *
- * Per round and target: chat at BENCH_CONNECTIONS (req/s, and the gateway's CPU per request, which drifts less than
- * the rate) and at one connection (p50 latency, added over the direct upstream measured in the same round).
+ * Per round and target: chat (or the first of BENCH_ROUTES) at BENCH_CONNECTIONS (req/s, and the gateway's CPU per
+ * request, which drifts less than the rate) and at one connection (p50 latency, for a stream its first byte's, added
+ * over the direct upstream measured in the same round).
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { LoadResult, LoadSpec } from './load';
 import { runLoad, verifyTarget } from './measure';
 import type { BenchOptions } from './options';
 import { cpuTimes, ProcSampler, ROOT, stealPct, stopChild } from './procs';
@@ -48,7 +50,12 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
   const upstream = await startUpstream();
   const configPath = writeGatewayConfig(dir, upstream.url);
   const adminToken = `bench-${crypto.randomBytes(8).toString('hex')}`;
-  const chat = SCENARIOS.find((s) => s.name === 'chat')!;
+  const name = opts.routes[0] ?? 'chat';
+  const chat = SCENARIOS.find((s) => s.name === name);
+  if (!chat) throw new Error(`BENCH_ROUTES: unknown scenario ${name}`);
+  const load = (spec: LoadSpec) => runLoad(spec, chat.stream, opts);
+  // For a stream, the latency that counts at one connection is the first byte's.
+  const p50Of = (r: LoadResult) => (chat.stream ? r.ttfb!.p50 : r.latency.p50);
   const targets: { label: string; target: Target }[] = [];
   try {
     const start = (root: string, name: string) =>
@@ -59,7 +66,7 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
     const direct = directTarget(upstream);
     for (const t of [...targets, { label: 'direct', target: direct }]) await verifyTarget(t.target, [chat]);
 
-    const spec = async (t: Target, connections: number, seconds: number) => {
+    const spec = async (t: Target, connections: number, seconds: number): Promise<LoadSpec> => {
       const req = (await t.request(chat))!;
       return {
         url: `${t.base}${req.path}`,
@@ -70,22 +77,23 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
         seconds,
       };
     };
-    for (const t of targets) await runLoad(await spec(t.target, opts.connections, opts.warmupSeconds || 2), false, opts);
+    for (const t of targets) await load(await spec(t.target, opts.connections, opts.warmupSeconds || 2));
     const turns = new Map<string, Turn[]>(targets.map((t) => [t.label, []]));
     const directP50: number[] = [];
     const machine = cpuTimes();
     for (let round = 0; round < rounds; round++) {
       // Every round in another order, so no target always follows the same one.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]);
-      const d = await runLoad(await spec(direct, 1, 3), false, opts);
-      directP50.push(d.latency.p50);
+      const d = await load(await spec(direct, 1, 3));
+      directP50.push(p50Of(d));
       for (const t of order) {
         const cpu = new ProcSampler(t.target.pids).start();
-        const high = await runLoad(await spec(t.target, opts.connections, opts.routeSeconds), false, opts);
+        const high = await load(await spec(t.target, opts.connections, opts.routeSeconds));
         const used = cpu.stop();
-        const low = await runLoad(await spec(t.target, 1, 3), false, opts);
-        turns.get(t.label)!.push({ rps: high.rps, cpuUsPerRequest: (used.cpuMs * 1000) / high.requests, p50c1: low.latency.p50 - d.latency.p50 });
-        log(`round ${round + 1}/${rounds} ${t.label}: ${Math.round(high.rps)} req/s, +${(low.latency.p50 - d.latency.p50).toFixed(2)} ms at c=1`);
+        const low = await load(await spec(t.target, 1, 3));
+        const added = p50Of(low) - p50Of(d);
+        turns.get(t.label)!.push({ rps: high.rps, cpuUsPerRequest: (used.cpuMs * 1000) / high.requests, p50c1: added });
+        log(`round ${round + 1}/${rounds} ${t.label}: ${Math.round(high.rps)} req/s, +${added.toFixed(2)} ms at c=1`);
       }
     }
     const rows = targets.map((t) => {
@@ -102,9 +110,9 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
     const [a, b] = rows;
     return [
       '',
-      `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${rounds} rounds of chat at c=${opts.connections} (${opts.routeSeconds} s) and c=1 (3 s), targets in turns; medians`,
+      `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${rounds} rounds of ${chat.name} at c=${opts.connections} (${opts.routeSeconds} s) and c=1 (3 s), targets in turns; medians`,
       '',
-      `| target | req/s at c=${opts.connections} | CPU µs per request | added p50 ms at c=1 | ÷ Portkey req/s | req/s each round |`,
+      `| target | req/s at c=${opts.connections} | CPU µs per request | added p50 ms at c=1${chat.stream ? ' (first byte)' : ''} | ÷ Portkey req/s | req/s each round |`,
       '|---|---|---|---|---|---|',
       ...rows.map(
         (r) =>
