@@ -37,11 +37,13 @@ function viaExpress(): http.Server {
   return http.createServer(app);
 }
 
-function viaListener(): http.Server {
+/** The listener on a plain server (each request given the app's prototypes), or on one made as serve makes it. */
+function viaListener(serverMade: 'plain' | 'with its classes'): http.Server {
   const app = createServiceApp();
   app.set('query parser', 'simple');
   app.set('trust proxy', 'loopback');
-  return http.createServer(singleMiddlewareListener(app, middleware(), logger));
+  const listener = singleMiddlewareListener(app, middleware(), logger);
+  return serverMade === 'plain' ? http.createServer(listener) : http.createServer({ ...listener.serverOptions }, listener);
 }
 
 const cases: Array<[string, (r: request.Agent) => request.Test]> = [
@@ -59,7 +61,7 @@ const cases: Array<[string, (r: request.Agent) => request.Test]> = [
 ];
 
 describe('singleMiddlewareListener answers as the express app of the same middleware did', () => {
-  const servers = { express: viaExpress(), listener: viaListener() };
+  const servers = { express: viaExpress(), listener: viaListener('plain'), classes: viaListener('with its classes') };
   afterAll(() => Promise.all(Object.values(servers).map((s) => new Promise((r) => s.close(r)))));
 
   it.each(cases)('%s', async (_name, send) => {
@@ -68,14 +70,37 @@ describe('singleMiddlewareListener answers as the express app of the same middle
       const { date: _date, ...headers } = res.headers;
       return { status: res.status, headers, body: res.body };
     };
-    const [a, b] = [await answer(servers.express), await answer(servers.listener)];
-    expect(b).toEqual(a);
+    const a = await answer(servers.express);
+    expect(await answer(servers.listener)).toEqual(a);
+    expect(await answer(servers.classes)).toEqual(a);
     expect(a.status).toBeGreaterThan(0);
   });
 
+  it("makes a server's requests and responses with the app's prototypes from birth, and leaves them as they are", async () => {
+    const app = createServiceApp();
+    const seen: unknown[] = [];
+    const listener = singleMiddlewareListener(
+      app,
+      (req, res) => {
+        seen.push(req instanceof http.IncomingMessage, res instanceof http.ServerResponse, typeof req.get, typeof res.json);
+        seen.push(
+          Object.getPrototypeOf(Object.getPrototypeOf(req)) === app.request,
+          Object.getPrototypeOf(Object.getPrototypeOf(res)) === app.response,
+        );
+        res.end();
+      },
+      logger,
+    );
+    const server = http.createServer({ ...listener.serverOptions }, listener);
+    await request(server).get('/');
+    expect(seen).toEqual([true, true, 'function', 'function', true, true]);
+  });
+
   it("takes the client address from the forwarded header only as the app's trust proxy setting says", async () => {
-    const res = await request(servers.listener).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
-    expect(res.body).toMatchObject({ id: '1', path: '/v1/items/1', baseUrl: '', originalUrl: '/v1/items/1', ip: '203.0.113.9' });
+    for (const server of [servers.listener, servers.classes]) {
+      const res = await request(server).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
+      expect(res.body).toMatchObject({ id: '1', path: '/v1/items/1', baseUrl: '', originalUrl: '/v1/items/1', ip: '203.0.113.9' });
+    }
     const untrusting = http.createServer(singleMiddlewareListener(createServiceApp(), middleware(), logger));
     const direct = await request(untrusting).get('/v1/items/1').set('x-forwarded-for', '203.0.113.9');
     expect(direct.body.ip).not.toBe('203.0.113.9');

@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { GatewayError, errorHandler } from '@gateway/errors';
 import { INTERNAL } from './context';
@@ -79,17 +79,19 @@ function envelopeTail(logger: Logger): { notFound: RequestHandler; onError: Erro
  * `pnpm bench ab`, the edge's express router against this, chat at c=50: CPU per request × 0.89-0.98
  * (docs/benchmarks.md).
  */
-export function singleMiddlewareListener(app: Express, middleware: RequestHandler, logger: Logger): http.RequestListener {
+export function singleMiddlewareListener(app: Express, middleware: RequestHandler, logger: Logger): AppListener {
+  const { IncomingMessage, ServerResponse } = requestClassesOf(app);
   const { notFound, onError } = envelopeTail(logger);
   // Never called: onError always answers, as the tail of every app does.
   const nothingAfter = () => {};
-  return (incoming, outgoing) => {
+  const listener: http.RequestListener = (incoming, outgoing) => {
     const req = incoming as Request;
     const res = outgoing as Response;
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, app.request);
-    Object.setPrototypeOf(res, app.response);
+    // Born with the app's prototypes when the server was made with serverOptions (serve does); otherwise given them.
+    if (!(req instanceof IncomingMessage)) Object.setPrototypeOf(req, app.request);
+    if (!(res instanceof ServerResponse)) Object.setPrototypeOf(res, app.response);
     res.locals = Object.create(null);
     req.originalUrl = req.url;
     req.baseUrl = '';
@@ -101,6 +103,27 @@ export function singleMiddlewareListener(app: Express, middleware: RequestHandle
       fail(e);
     }
   };
+  return Object.assign(listener, { serverOptions: { IncomingMessage, ServerResponse } });
+}
+
+/**
+ * A request listener that may say which request and response classes its server should make (serve passes them
+ * to http.createServer); a plain listener works too.
+ */
+export type AppListener = http.RequestListener & { serverOptions?: Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> };
+
+/**
+ * Request and response classes whose instances are born with the app's prototypes (req.ip, res.json... under the
+ * app's settings). Express gives every request and response them with Object.setPrototypeOf, which turns each
+ * pair into objects of a shape of their own, and every property access on them after that slower; a server made
+ * with these classes needs none of it.
+ */
+function requestClassesOf(app: Express) {
+  class AppRequest extends http.IncomingMessage {}
+  Object.setPrototypeOf(AppRequest.prototype, app.request);
+  class AppResponse<R extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<R> {}
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
+  return { IncomingMessage: AppRequest, ServerResponse: AppResponse };
 }
 
 /** Middlewares run one after the other as one: each goes on to the next by calling `next()`; an error skips the rest. */
@@ -125,6 +148,6 @@ export function inTurn(...handlers: RequestHandler[]): RequestHandler {
  * (singleMiddlewareListener): each internal hop of a call (edge to text, text to billing for its holds) is spared
  * express's router too.
  */
-export function serviceListener(logger: Logger, ...handlers: RequestHandler[]): http.RequestListener {
+export function serviceListener(logger: Logger, ...handlers: RequestHandler[]): AppListener {
   return singleMiddlewareListener(createServiceApp(), inTurn(...handlers), logger);
 }

@@ -1,7 +1,16 @@
 export { createLogger, type Logger } from './logger';
 export { INTERNAL, contextOf, type RequestContext, newRequestId, requireInternalToken } from './context';
 export { createMetrics, type Metrics } from './metrics';
-export { createServiceApp, createOpsApp, finishApp, singleMiddlewareListener, inTurn, serviceListener, type OpsAppOptions } from './app';
+export {
+  createServiceApp,
+  createOpsApp,
+  finishApp,
+  singleMiddlewareListener,
+  inTurn,
+  serviceListener,
+  type AppListener,
+  type OpsAppOptions,
+} from './app';
 export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
 export { validate, checkJsonBody } from './validate';
 export { jsonBody } from './json-body';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { createOpsApp } from './app';
+import { type AppListener, createOpsApp } from './app';
 import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -89,7 +89,7 @@ function refuseClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /** Starts a service's public (or internal) listener and its probes-and-metrics listener beside it. */
-export async function serve(app: http.RequestListener, opts: ServeOptions): Promise<Served> {
+export async function serve(app: AppListener, opts: ServeOptions): Promise<Served> {
   const { logger } = opts;
   let closing: Promise<void> | undefined;
   // Both bound only how long a client may take to send its request (headers; headers and body), which stops
@@ -100,6 +100,7 @@ export async function serve(app: http.RequestListener, opts: ServeOptions): Prom
   const requestTimeout = opts.requestTimeoutMs ?? 300_000;
   const server = http.createServer(
     {
+      ...app.serverOptions,
       keepAliveTimeout: 65_000,
       headersTimeout,
       requestTimeout,
@@ -159,7 +160,7 @@ export interface ListenEnv {
  * METRICS_PORT, and a log line saying where; `stop` drains it.
  */
 export async function serveFleetProcess(
-  app: http.RequestListener,
+  app: AppListener,
   env: ListenEnv,
   opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort'> & { extra?: Record<string, unknown> },
 ): Promise<Served> {

@@ -1,9 +1,8 @@
-import type http from 'node:http';
 import type { RequestHandler } from 'express';
 import type { BillingPort } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
-import { INTERNAL, createServiceApp, singleMiddlewareListener, type Logger, type Metrics } from '@gateway/service-kit';
+import { INTERNAL, createServiceApp, singleMiddlewareListener, type AppListener, type Logger, type Metrics } from '@gateway/service-kit';
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
@@ -34,7 +33,7 @@ export interface EdgeDeps {
  * The public listener: request id, auth, rate meter and headers, then the owning service. One middleware for all of
  * it, served without express's router (singleMiddlewareListener): every request of the gateway passes here.
  */
-export function createEdge(deps: EdgeDeps): { listener: http.RequestListener; keys: KeyCache } {
+export function createEdge(deps: EdgeDeps): { listener: AppListener; keys: KeyCache } {
   const app = createServiceApp();
   app.set('query parser', 'simple');
   if (deps.trustProxy) app.set('trust proxy', deps.trustProxy);
