@@ -38,22 +38,10 @@ export interface JsonPostOptions {
   headers?: Record<string, string>;
 }
 
-const targets = new Map<string, { origin: string; path: string }>();
-/**
- * A URL's origin and path, parsed once: undici's `request(url)` parses its URL on every call, a visible share of
- * the request thread under load. The URLs are a config's base URLs and the protocols' constant paths, so few.
- */
-function targetOf(url: string): { origin: string; path: string } {
-  let t = targets.get(url);
-  if (!t) {
-    const u = new URL(url);
-    t = { origin: u.origin, path: `${u.pathname}${u.search}` };
-    targets.set(url, t);
-  }
-  return t;
-}
+/** The headers a call adds to its provider's: what it sends and what it wants back. */
+type CallHeaders = { 'content-type'?: string; accept: string };
 
-/** What every call of one provider to one path with one kind of body sends alike, worked out once (keyed below). */
+/** What every call of one provider to one path with one kind of body sends alike, worked out once (see fixedOf). */
 interface Fixed {
   apiKey: string | undefined;
   origin: string;
@@ -82,7 +70,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
    * embedded gateway's request thread. The key is read from the environment on every call, as before, so a key
    * set after start-up is used from the next call.
    */
-  const fixedOf = (ep: ResolvedEndpoint, path: string, headers: Record<string, string>, kind: string): Fixed => {
+  const fixedOf = (ep: ResolvedEndpoint, path: string, headers: CallHeaders): Fixed => {
     const provider = ep.provider;
     const apiKey = provider.api_key_env ? env[provider.api_key_env] : undefined;
     let byPath = fixed.get(provider);
@@ -90,16 +78,20 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
       byPath = new Map();
       fixed.set(provider, byPath);
     }
-    const cacheKey = `${kind} ${path}`;
+    // The call's own headers are all that differ between calls of one provider to one path.
+    const cacheKey = `${headers['content-type'] ?? ''} ${headers.accept} ${path}`;
     const known = byPath.get(cacheKey);
     if (known && known.apiKey === apiKey) return known;
     // The config schema requires base_url for every HTTP kind; should one slip through, fail over like a dead host.
     if (!provider.base_url) throw new UpstreamError('connect', `provider ${provider.id} has no base_url`);
     const timeout = provider.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const merged = { ...headers, ...options.headers, ...(apiKey ? auth(apiKey) : {}) };
+    const url = new URL(`${provider.base_url.replace(/\/$/, '')}${path}`);
     const made: Fixed = {
       apiKey,
-      ...targetOf(`${provider.base_url.replace(/\/$/, '')}${path}`),
+      // undici's request(url) would parse the URL on every call, a visible share of the request thread under load.
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       headers: Object.entries(merged).flat(),
       headersTimeout: timeout,
       // Between body chunks; a stalled stream breaks instead of hanging forever.
@@ -109,15 +101,8 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
     return made;
   };
 
-  const requestOf = (
-    ep: ResolvedEndpoint,
-    path: string,
-    body: string | FormData,
-    headers: Record<string, string>,
-    kind: string,
-    opts: CallOptions,
-  ) => {
-    const f = fixedOf(ep, path, headers, kind);
+  const requestOf = (ep: ResolvedEndpoint, path: string, body: string | FormData, headers: CallHeaders, opts: CallOptions) => {
+    const f = fixedOf(ep, path, headers);
     return {
       origin: f.origin,
       path: f.path,
@@ -143,17 +128,18 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
     return res;
   };
 
-  const jsonHeaders = (accept: string) => ({ 'content-type': 'application/json', accept });
+  const jsonHeaders = (accept: string): CallHeaders => ({ 'content-type': 'application/json', accept });
   const WHOLE_JSON = jsonHeaders('application/json');
-  const FORM = { accept: '*/*' };
+  // undici writes the multipart content type, with its boundary, itself.
+  const FORM: CallHeaders = { accept: '*/*' };
 
   return {
     json: (ep, path, payload, opts, accept) => {
       const want = accept ?? (payload.stream ? 'text/event-stream' : 'application/json');
-      return send(requestOf(ep, path, JSON.stringify(payload), jsonHeaders(want), `json ${want}`, opts), opts.signal);
+      return send(requestOf(ep, path, JSON.stringify(payload), jsonHeaders(want), opts), opts.signal);
     },
     jsonWhole: async (ep, path, payload, opts) => {
-      const request = requestOf(ep, path, JSON.stringify(payload), WHOLE_JSON, 'json application/json', opts);
+      const request = requestOf(ep, path, JSON.stringify(payload), WHOLE_JSON, opts);
       let answer: WholeAnswer;
       try {
         answer = await dispatchWhole(agent, request, opts.signal);
@@ -163,7 +149,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
       if (answer.statusCode >= 400) throw statusError(answer.statusCode, answer.text);
       return parseAnswer(answer.text);
     },
-    form: (ep, path, form, opts) => send(requestOf(ep, path, form, FORM, 'form', opts), opts.signal),
+    form: (ep, path, form, opts) => send(requestOf(ep, path, form, FORM, opts), opts.signal),
   };
 }
 
