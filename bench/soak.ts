@@ -101,11 +101,25 @@ async function main() {
   const soakKey = (await admin(`/admin/v1/accounts/${soakAccount}/keys`, { label: 'soak' })).data.key;
 
   const rss: { minute: number; mib: number }[] = [];
+  // The JS heap beside RSS: a backlog or a leak of objects grows it; V8's reserve, PGlite's WebAssembly memory (which
+  // never shrinks) and the allocator's pages grow RSS alone.
+  const heap: { minute: number; mib: number }[] = [];
+  const metricsUrl = `http://127.0.0.1:${Number(new URL(gw.base).port) + 1000}/metrics`;
   const started = Date.now();
-  const sampler = setInterval(() => {
+  const sampler = setInterval(async () => {
     const minute = (Date.now() - started) / 60_000;
     rss.push({ minute, mib: rssMiB(pid) });
-    if (rss.length % 6 === 0) process.stdout.write(`  ${minute.toFixed(1)} min: RSS ${rssMiB(pid).toFixed(0)} MiB\n`);
+    const used = /^nodejs_heap_size_used_bytes (\d+)/m.exec(
+      await fetch(metricsUrl)
+        .then((r) => r.text())
+        .catch(() => ''),
+    );
+    if (used) heap.push({ minute, mib: Number(used[1]) / 2 ** 20 });
+    if (rss.length % 6 === 0) {
+      process.stdout.write(
+        `  ${minute.toFixed(1)} min: RSS ${rss.at(-1)!.mib.toFixed(0)} MiB, JS heap used ${heap.at(-1)?.mib.toFixed(0) ?? '?'} MiB\n`,
+      );
+    }
   }, 10_000);
   const load = await runJsonChild<SoakLoadResult>('soak-load.ts', { ...spec(MINUTES * 60, rate), headers: { authorization: `Bearer ${soakKey}` } });
   clearInterval(sampler);
@@ -142,10 +156,15 @@ async function main() {
   const charged = records.filter((r) => r.status === 'succeeded').reduce((n, r) => n + r.n, 0);
   await db.close();
 
-  const firstMinute = rss.filter((s) => s.minute <= 1.01);
-  const lastMinute = rss.filter((s) => s.minute >= MINUTES - 1);
+  type Sample = { minute: number; mib: number };
+  const firstMinute = (xs: Sample[]) => xs.filter((s) => s.minute <= 1.01);
+  const lastMinute = (xs: Sample[]) => xs.filter((s) => s.minute >= MINUTES - 1);
   const avg = (xs: { mib: number }[]) => xs.reduce((n, s) => n + s.mib, 0) / Math.max(1, xs.length);
-  const growth = avg(lastMinute) / avg(firstMinute) - 1;
+  const growth = avg(lastMinute(rss)) / avg(firstMinute(rss)) - 1;
+  const range = (xs: Sample[]) => {
+    const after = xs.filter((s) => s.minute > 1.01).map((s) => s.mib);
+    return after.length ? `${Math.min(...after).toFixed(0)}-${Math.max(...after).toFixed(0)} MiB` : '–';
+  };
   const ok2xx = load.byStatus['200'] ?? 0;
   process.stdout.write(
     [
@@ -157,7 +176,8 @@ async function main() {
         .map(([s, n]) => `${s}: ${n}`)
         .join(', ')} |`,
       `| connection errors and timeouts | ${load.errors} |`,
-      `| RSS, first minute → last minute | ${avg(firstMinute).toFixed(0)} → ${avg(lastMinute).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %) |`,
+      `| RSS, first minute → last minute | ${avg(firstMinute(rss)).toFixed(0)} → ${avg(lastMinute(rss)).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %); after the first minute ${range(rss)} |`,
+      `| JS heap used, first minute → last minute | ${avg(firstMinute(heap)).toFixed(0)} → ${avg(lastMinute(heap)).toFixed(0)} MiB; after the first minute ${range(heap)} |`,
       `| usage records | ${records.map((r) => `${r.n} ${r.status}${r.streamed ? ' streamed' : ''} at ${r.cost}`).join('; ')} |`,
       `| ledger after | ${problems.length === 0 ? `balanced: no hold open, every succeeded call charged exactly (${charged} of ${ok2xx} answers 200)` : problems.join('; ')} |`,
       '',
