@@ -12,11 +12,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, isReleaseRequest, releasedAnswer } from '@gateway/topology';
+import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
@@ -132,23 +132,17 @@ async function waitReady(metricsUrl: string, child: ChildProcess, name: string, 
 class HeldPorts {
   private readonly held = new Map<number, net.Server>();
 
-  hold(port: number, host: string): Promise<void> {
-    // A connection meanwhile (the readiness poll) is refused at once: one left open would hold up the release.
-    const server = net.createServer((socket) => socket.destroy());
-    return new Promise((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) =>
-        reject(
-          e.code === 'EADDRINUSE'
-            ? new Error(`port ${port} on ${host} is in use: the fleet listens on PORT, the ports after it and 1000 above each`)
-            : e,
-        ),
-      );
-      server.listen(port, host, () => {
-        server.unref();
-        this.held.set(port, server);
-        resolve();
+  async hold(port: number, host: string): Promise<void> {
+    try {
+      // A port taken only by connections (a test suite's TIME_WAITs just before) is waited for; a listener fails at once.
+      const server = await holdPort(port, host, {
+        onWait: () => process.stderr.write(`fleet: port ${port} on ${host} is taken by connections that are closing; waiting for it\n`),
       });
-    });
+      this.held.set(port, server);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      throw new Error(`port ${port} on ${host} is in use: the fleet listens on PORT, the ports after it and 1000 above each`);
+    }
   }
 
   release(port: number): Promise<void> {

@@ -19,3 +19,4 @@ export {
   releasedAnswer,
   type PortMessage,
 } from './port-handoff';
+export { holdPort, type HoldPortOptions } from './hold-port';
