@@ -100,10 +100,11 @@ async function main() {
     .account_id;
   const soakKey = (await admin(`/admin/v1/accounts/${soakAccount}/keys`, { label: 'soak' })).data.key;
 
-  const rss: { minute: number; mib: number }[] = [];
+  type Sample = { minute: number; mib: number };
+  const rss: Sample[] = [];
   // The JS heap beside RSS: a backlog or a leak of objects grows it; V8's reserve, PGlite's WebAssembly memory (which
   // never shrinks) and the allocator's pages grow RSS alone.
-  const heap: { minute: number; mib: number }[] = [];
+  const heap: Sample[] = [];
   const metricsUrl = `http://127.0.0.1:${Number(new URL(gw.base).port) + 1000}/metrics`;
   const started = Date.now();
   const sampler = setInterval(async () => {
@@ -156,10 +157,9 @@ async function main() {
   const charged = records.filter((r) => r.status === 'succeeded').reduce((n, r) => n + r.n, 0);
   await db.close();
 
-  type Sample = { minute: number; mib: number };
   const firstMinute = (xs: Sample[]) => xs.filter((s) => s.minute <= 1.01);
   const lastMinute = (xs: Sample[]) => xs.filter((s) => s.minute >= MINUTES - 1);
-  const avg = (xs: { mib: number }[]) => xs.reduce((n, s) => n + s.mib, 0) / Math.max(1, xs.length);
+  const avg = (xs: Sample[]) => xs.reduce((n, s) => n + s.mib, 0) / Math.max(1, xs.length);
   const growth = avg(lastMinute(rss)) / avg(firstMinute(rss)) - 1;
   const range = (xs: Sample[]) => {
     const after = xs.filter((s) => s.minute > 1.01).map((s) => s.mib);
