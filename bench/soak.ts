@@ -105,20 +105,22 @@ async function main() {
   // The JS heap beside RSS: a backlog or a leak of objects grows it; V8's reserve, PGlite's WebAssembly memory (which
   // never shrinks) and the allocator's pages grow RSS alone.
   const heap: Sample[] = [];
+  const heapTotal: Sample[] = [];
   const metricsUrl = `http://127.0.0.1:${Number(new URL(gw.base).port) + 1000}/metrics`;
   const started = Date.now();
   const sampler = setInterval(async () => {
     const minute = (Date.now() - started) / 60_000;
     rss.push({ minute, mib: rssMiB(pid) });
-    const used = /^nodejs_heap_size_used_bytes (\d+)/m.exec(
-      await fetch(metricsUrl)
-        .then((r) => r.text())
-        .catch(() => ''),
-    );
+    const text = await fetch(metricsUrl)
+      .then((r) => r.text())
+      .catch(() => '');
+    const used = /^nodejs_heap_size_used_bytes (\d+)/m.exec(text);
+    const total = /^nodejs_heap_size_total_bytes (\d+)/m.exec(text);
     if (used) heap.push({ minute, mib: Number(used[1]) / 2 ** 20 });
+    if (total) heapTotal.push({ minute, mib: Number(total[1]) / 2 ** 20 });
     if (rss.length % 6 === 0) {
       process.stdout.write(
-        `  ${minute.toFixed(1)} min: RSS ${rss.at(-1)!.mib.toFixed(0)} MiB, JS heap used ${heap.at(-1)?.mib.toFixed(0) ?? '?'} MiB\n`,
+        `  ${minute.toFixed(1)} min: RSS ${rss.at(-1)!.mib.toFixed(0)} MiB, JS heap used ${heap.at(-1)?.mib.toFixed(0) ?? '?'} of ${heapTotal.at(-1)?.mib.toFixed(0) ?? '?'} MiB\n`,
       );
     }
   }, 10_000);

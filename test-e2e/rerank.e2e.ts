@@ -94,7 +94,7 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
   const holdOf = (requestId: string | null) => closedHold(gw, acct.accountId, requestId);
   const generation = (requestId: string | null) => generationOf(gw, acct.key, requestId);
   const bytes = (texts: string[]) => texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-  const tokens = (texts: string[]) => texts.reduce((n, t) => n + countTokens(t), 0);
+  const tokens = async (texts: string[]) => (await Promise.all(texts.map(countTokens))).reduce((n, c) => n + c, 0);
 
   const query = 'red apple pie';
   const documents = ['blue sky over the sea', 'an apple pie recipe', 'the red apple pie of grandma', 'red cars'];
@@ -113,7 +113,7 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
       id: requestId,
       model: 'test/rerank',
       results: expected,
-      usage: { total_tokens: tokens([query, ...documents]), cost: expect.any(String) },
+      usage: { total_tokens: await tokens([query, ...documents]), cost: expect.any(String) },
     });
     expect(body.results.map((x: any) => x.index)).toEqual([2, 1, 3, 0]);
 
@@ -122,7 +122,7 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
     expect(sent.body).toEqual({ model: 'ok', query, documents, top_n: 4, return_documents: false });
     expect(sent.headers.authorization).toBe('Bearer co-test-key');
 
-    const counted = BigInt(tokens([query, ...documents]));
+    const counted = BigInt(await tokens([query, ...documents]));
     const hold = await holdOf(requestId);
     expect(hold).toEqual({
       amount: String(BigInt(bytes([query, ...documents])) * NANO_PER_TOKEN),
@@ -185,7 +185,7 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
     expect(r.status).toBe(200);
     expect((await r.json()).results).toHaveLength(documents.length);
     const requestId = r.headers.get('x-gateway-request-id');
-    expect((await holdOf(requestId)).charge).toBe(String(BigInt(tokens([query, ...documents])) * NANO_PER_TOKEN));
+    expect((await holdOf(requestId)).charge).toBe(String(BigInt(await tokens([query, ...documents])) * NANO_PER_TOKEN));
     expect(await generation(requestId)).toMatchObject({ attempts: 2, fallback_used: true, status: 'succeeded' });
   });
 
@@ -214,7 +214,7 @@ describe.each(modes)('POST /v1/rerank through the %s gateway', (mode) => {
     expect(first.results).toEqual(again.results);
     expect(first.results[0]).toMatchObject({ index: 2 });
     expect(first.results[first.results.length - 1]).toMatchObject({ index: 0, relevance_score: 0 });
-    expect(first.usage.total_tokens).toBe(tokens([query, ...documents]));
+    expect(first.usage.total_tokens).toBe(await tokens([query, ...documents]));
     await settled(gw, acct.accountId);
   });
 

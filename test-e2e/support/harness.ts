@@ -336,8 +336,8 @@ export async function expectChargedForDelivered(
   requestId: string | null,
   sent: { prompt: string; delivered: string; price: TextPrice },
 ): Promise<void> {
-  const prompt = countTokens(sent.prompt);
-  const completion = countTokens(sent.delivered);
+  const prompt = await countTokens(sent.prompt);
+  const completion = await countTokens(sent.delivered);
   expect(completion).toBeGreaterThan(0); // with nothing delivered the rule is a release (expectReleased)
   const charge = textCost(sent.price, prompt, completion).toString();
   expect(await usageRecord(gw, accountId, requestId)).toMatchObject({

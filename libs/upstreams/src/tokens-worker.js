@@ -1,4 +1,4 @@
-// Counts tokens off the event loop for tokens.ts (countTokensOffThread): one encoder per worker, loaded once.
+// Counts tokens off the event loop for tokens.ts (countTokens): one encoder per worker, loaded once.
 const { parentPort } = require('node:worker_threads');
 const { getEncoding } = require('js-tiktoken');
 

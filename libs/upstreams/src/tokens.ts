@@ -1,45 +1,12 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Tiktoken } from 'js-tiktoken';
-
-let encoder: Tiktoken | undefined;
-
-function loadEncoder(): Tiktoken {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { getEncoding } = require('js-tiktoken') as typeof import('js-tiktoken');
-  return getEncoding('o200k_base');
-}
-
-/**
- * Counts tokens the way OpenAI-family models do (o200k_base): for a broken stream, where the upstream never
- * reported usage, and for upstreams that report none (rerank).
- */
-export function countTokens(text: string): number {
-  if (!text) return 0;
-  encoder ??= loadEncoder();
-  return encoder.encode(text).length;
-}
-
-/**
- * Loading the encoder takes over a second of CPU; servers do it before they listen so no request waits for it.
- * Tests and scripts skip it and load on first use.
- */
-export function warmTokenizer(): void {
-  encoder ??= loadEncoder();
-}
-
-/**
- * Above this many characters a count runs in a worker thread: encoding is about a microsecond per character, so a
- * large prompt counted on the event loop would stall every other request for milliseconds.
- */
-export const OFF_THREAD_CHARS = 32 * 1024;
 
 let worker: { thread: Worker; pending: Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>; next: number } | undefined;
 
 function tokenWorker(): NonNullable<typeof worker> {
   if (worker) return worker;
   const thread = new Worker(path.join(__dirname, 'tokens-worker.js'));
-  // Idle, it must not keep a process alive that has nothing else to do.
+  // Idle, it must not keep a process alive that has nothing else to do; counting, it must (see countTokens).
   thread.unref();
   const w = { thread, pending: new Map(), next: 0 };
   const failAll = (e: Error) => {
@@ -50,6 +17,7 @@ function tokenWorker(): NonNullable<typeof worker> {
   thread.on('message', (m: { id: number; count?: number; error?: string }) => {
     const p = w.pending.get(m.id);
     w.pending.delete(m.id);
+    if (w.pending.size === 0) thread.unref();
     if (m.error !== undefined || m.count === undefined) p?.reject(new Error(`token count failed: ${m.error}`));
     else p?.resolve(m.count);
   });
@@ -66,15 +34,33 @@ export async function stopTokenWorker(): Promise<void> {
   await w?.thread.terminate();
 }
 
-/** countTokens, in a worker thread when the text is large (OFF_THREAD_CHARS), so the event loop keeps serving. */
-export function countTokensAsync(text: string): Promise<number> {
-  if (text.length < OFF_THREAD_CHARS) return Promise.resolve(countTokens(text));
+/**
+ * Token counts (o200k_base, as OpenAI-family models count): for a broken stream, where the upstream never reported
+ * usage, and for upstreams that report none (rerank, some embeddings).
+ *
+ * Every count runs in one worker thread. Encoding is about a microsecond per character, so a large prompt counted on
+ * the event loop would stall every other request for milliseconds. And the encoder's tables are about 80 MiB of live
+ * JS heap: in the serving thread they made V8 size its old generation from a live set three times larger than the
+ * server's own, which under load grew RSS by hundreds of MiB. A count of a small text costs a message round trip
+ * (tens of microseconds) on paths that are already the fallback.
+ */
+export function countTokens(text: string): Promise<number> {
+  if (!text) return Promise.resolve(0);
   const w = tokenWorker();
   const id = w.next++;
+  if (w.pending.size === 0) w.thread.ref();
   return new Promise((resolve, reject) => {
     w.pending.set(id, { resolve, reject });
     w.thread.postMessage({ id, text });
   });
+}
+
+/**
+ * Starts the worker, which loads the encoder (over a second of CPU) on the other core: servers call it before they
+ * listen, so no request waits for it. Tests and scripts skip it and start on first use.
+ */
+export function warmTokenizer(): void {
+  tokenWorker();
 }
 
 /** An upper bound on the tokens of any byte-level BPE tokenizer: a token covers at least one byte. */

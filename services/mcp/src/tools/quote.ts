@@ -36,14 +36,14 @@ interface Quote {
  * The hold with the very functions the spending routes size theirs with (text-pricing, images/pricing), so the
  * quote is the amount a call of the same shape reserves, never an approximation of it.
  */
-function quoteOf(m: ResolvedModel, args: QuoteArgs): Quote | string {
+async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | string> {
   switch (m.config.category) {
     case 'text': {
       if (!args.messages) return 'a text model needs `messages` to quote';
       const text = promptText({ messages: args.messages });
       const cap = m.config.max_output_tokens ?? 4096;
       const output = args.max_tokens === undefined ? cap : Math.min(args.max_tokens, cap);
-      const prompt = countTokens(text);
+      const prompt = await countTokens(text);
       return {
         hold: textWorstCase(m, text, args.messages.length, args.max_tokens),
         expected: charge([
@@ -93,7 +93,7 @@ export const quote = defineTool({
   async run(args, { deps }) {
     const m = deps.registry.get(args.model);
     if (!m) throw new Error(`Unknown model ${args.model}: list_models names the models served`);
-    const q = quoteOf(m, args);
+    const q = await quoteOf(m, args);
     if (typeof q === 'string') throw new Error(q);
     return toolResult({
       model: m.config.id,

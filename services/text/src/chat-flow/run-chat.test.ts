@@ -165,14 +165,15 @@ describe('chat flow', () => {
       const leaveAfterHello: StreamSink = { ...c.sink, chunk: (ch) => (c.sink.chunk(ch), ch.choices[0]?.delta?.content === 'Hello' && c.leave()) };
       await runChatStream(testContext(), c.client, deps, stream('Hi'), leaveAfterHello);
       expect(c.seen.chunks).toEqual(['', 'Hello']);
-      const prompt = countTokens(promptText(body('Hi')));
-      const charge = textCharge(model('acme/chat'), prompt, countTokens('Hello'));
+      const prompt = await countTokens(promptText(body('Hi')));
+      const hello = await countTokens('Hello');
+      const charge = textCharge(model('acme/chat'), prompt, hello);
       await fx.billing.delivered();
       expect(fx.billing.closes).toMatchObject([
         {
           outcome: 'settle',
           charge_nano: charge.toString(),
-          record: { status: 'failed', tokens_prompt: prompt, tokens_completion: countTokens('Hello') },
+          record: { status: 'failed', tokens_prompt: prompt, tokens_completion: hello },
         },
       ]);
       expect(c.seen.failed).toBeUndefined(); // nobody is left to read an error frame
@@ -192,7 +193,7 @@ describe('chat flow', () => {
       expect(checkpoints.length).toBeLessThan(words.length);
       expect(arrivals.at(-1)).toBe('hold.close.v1');
       expect(arrivals.filter((a) => a === 'hold.close.v1')).toHaveLength(1);
-      const prompt = countTokens(promptText(body('Hi')));
+      const prompt = await countTokens(promptText(body('Hi')));
       let before = -1n;
       for (const cp of checkpoints) {
         const delivered = cp.record.tokens_completion;
@@ -231,7 +232,7 @@ describe('chat flow', () => {
       // max_tokens 1 keeps the hold far below what 30 delivered words cost.
       await runChatStream(testContext(), c.client, deps, stream('Hi', 1), c.sink);
       const held = textWorstCase(model('acme/chat'), 'Hi', 1, 1);
-      const delivered = textCharge(model('acme/chat'), countTokens(promptText(body('Hi'))), countTokens(words.join('')));
+      const delivered = textCharge(model('acme/chat'), await countTokens(promptText(body('Hi'))), await countTokens(words.join('')));
       expect(delivered).toBeGreaterThan(held);
       expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([held]);
       await fx.billing.delivered();

@@ -3,7 +3,7 @@ import type { ProviderConfig, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
-import { countTokensAsync, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
+import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { withSseClient, type StreamClient } from './stream-client';
 
@@ -103,8 +103,8 @@ export async function completeChats(
         protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { requestId, maxOutputTokens: m.config.max_output_tokens }),
       );
       const u = result.usage ?? {
-        prompt_tokens: await countTokensAsync(promptText(body)),
-        completion_tokens: await countTokensAsync(contentOf(result)),
+        prompt_tokens: await countTokens(promptText(body)),
+        completion_tokens: await countTokens(contentOf(result)),
       };
       answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
     }
@@ -164,13 +164,13 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   // Counted once however often it is asked for: by each checkpoint, and by the settle.
   let promptTokens: Promise<number> | undefined;
   const countPrompt = () => {
-    promptTokens ??= countTokensAsync(promptText(call.body));
+    promptTokens ??= countTokens(promptText(call.body));
     return promptTokens;
   };
   // What the stream has delivered so far, charged as a broken stream is: what a break settles, what a kill leaves.
   const soFar = async () => {
     const prompt = await countPrompt();
-    const completion = await countTokensAsync(delivered);
+    const completion = await countTokens(delivered);
     return { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' };
   };
   try {
@@ -199,7 +199,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     return;
   }
 
-  const u = reported ?? { prompt_tokens: await countPrompt(), completion_tokens: await countTokensAsync(delivered) };
+  const u = reported ?? { prompt_tokens: await countPrompt(), completion_tokens: await countTokens(delivered) };
   const cost = await paid.settle({
     chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
     tokensPrompt: u.prompt_tokens,
