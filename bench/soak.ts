@@ -102,25 +102,28 @@ async function main() {
 
   type Sample = { minute: number; mib: number };
   const rss: Sample[] = [];
-  // The JS heap beside RSS: a backlog or a leak of objects grows it; V8's reserve, PGlite's WebAssembly memory (which
-  // never shrinks) and the allocator's pages grow RSS alone.
+  // The JS heap in use beside RSS: a backlog or a leak of objects grows it. What V8 has committed for the heap (shown
+  // in the progress lines) grows RSS alone: V8 sizes the old generation from what is live (docs/benchmarks.md,
+  // "2026-11-27, later morning"); PGlite's WebAssembly memory is set at start.
   const heap: Sample[] = [];
-  const heapTotal: Sample[] = [];
   const metricsUrl = `http://127.0.0.1:${Number(new URL(gw.base).port) + 1000}/metrics`;
+  const mibOf = (metrics: string, name: string) => {
+    const m = new RegExp(`^${name} (\\d+)`, 'm').exec(metrics);
+    return m ? Number(m[1]) / 2 ** 20 : undefined;
+  };
   const started = Date.now();
   const sampler = setInterval(async () => {
     const minute = (Date.now() - started) / 60_000;
     rss.push({ minute, mib: rssMiB(pid) });
-    const text = await fetch(metricsUrl)
+    const metrics = await fetch(metricsUrl)
       .then((r) => r.text())
       .catch(() => '');
-    const used = /^nodejs_heap_size_used_bytes (\d+)/m.exec(text);
-    const total = /^nodejs_heap_size_total_bytes (\d+)/m.exec(text);
-    if (used) heap.push({ minute, mib: Number(used[1]) / 2 ** 20 });
-    if (total) heapTotal.push({ minute, mib: Number(total[1]) / 2 ** 20 });
+    const used = mibOf(metrics, 'nodejs_heap_size_used_bytes');
+    if (used !== undefined) heap.push({ minute, mib: used });
     if (rss.length % 6 === 0) {
+      const committed = mibOf(metrics, 'nodejs_heap_size_total_bytes');
       process.stdout.write(
-        `  ${minute.toFixed(1)} min: RSS ${rss.at(-1)!.mib.toFixed(0)} MiB, JS heap used ${heap.at(-1)?.mib.toFixed(0) ?? '?'} of ${heapTotal.at(-1)?.mib.toFixed(0) ?? '?'} MiB\n`,
+        `  ${minute.toFixed(1)} min: RSS ${rss.at(-1)!.mib.toFixed(0)} MiB, JS heap used ${used?.toFixed(0) ?? '?'} of ${committed?.toFixed(0) ?? '?'} MiB\n`,
       );
     }
   }, 10_000);
