@@ -90,4 +90,70 @@ function holdsBehave(engine: Engine | 'memory'): void {
     await t.db.query('UPDATE accounts SET suspended = true WHERE id = $1', [a.accountId]);
     await expect(placeHold(t.ledger, a, '0.1')).rejects.toMatchObject({ code: 'insufficient_credits', message: expect.stringMatching(/suspended/) });
   });
+
+  // The in-memory ledger writes its tables behind it with every row as a JSON array read by position
+  // (batch-wire.ts): a field in the wrong place would still be a valid row, so each one here is distinct.
+  it('keeps every field of a close in its usage record and hold row, as given', async () => {
+    const a = await payer(t.db, '10');
+    const settled = await placeHold(t.ledger, a, '0.5', { idempotencyKey: 'idem-fields', model: 'vendor/fields' });
+    const fields = {
+      model: 'vendor/fields',
+      streamed: true,
+      finish_reason: 'length',
+      tokens_prompt: 11,
+      tokens_completion: 12,
+      native_tokens_prompt: 13,
+      native_tokens_completion: 14,
+      num_media_prompt: 15,
+      num_media_completion: 16,
+      latency: 17,
+      generation_time: 18,
+      attempts: 19,
+      fallback_used: true,
+      origin: 'https://app.example',
+      usage_estimated: true,
+    };
+    await t.ledger.closeHold(closeEvent(settled, a, 'settle', '0.25', fields));
+    const released = await placeHold(t.ledger, a, '0.5');
+    const release = closeEvent(released, a, 'release', '0');
+    await t.ledger.closeHold(release);
+
+    const usage = await t.db.query(
+      `SELECT request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason, tokens_prompt,
+              tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
+              latency, generation_time, attempts, fallback_used, origin, usage_estimated, total_cost::text AS total_cost
+         FROM usage_records WHERE account_id = $1 ORDER BY total_cost DESC`,
+      [a.accountId],
+    );
+    const who = { account_id: a.accountId, key_id: a.keyId };
+    expect(usage).toEqual([
+      { request_id: settled.requestId, hold_id: settled.holdId, ...who, ...fields, status: 'succeeded', error_code: null, total_cost: '250000000' },
+      { ...withoutFinishedAt(release.record), request_id: released.requestId, hold_id: released.holdId, ...who, total_cost: '0' },
+    ]);
+    const holds = await t.db.query(
+      `SELECT id, request_id, key_id, idempotency_key, model, amount::text AS amount, state, charge::text AS charge,
+              closed_at IS NOT NULL AS closed, expires_at > created_at AS expires_later
+         FROM holds WHERE account_id = $1 ORDER BY charge DESC`,
+      [a.accountId],
+    );
+    const hold = { key_id: a.keyId, amount: '500000000', closed: true, expires_later: true };
+    expect(holds).toEqual([
+      {
+        ...hold,
+        id: settled.holdId,
+        request_id: settled.requestId,
+        idempotency_key: 'idem-fields',
+        model: 'vendor/fields',
+        state: 'settled',
+        charge: '250000000',
+      },
+      { ...hold, id: released.holdId, request_id: released.requestId, idempotency_key: null, model: 'm/x', state: 'released', charge: '0' },
+    ]);
+  });
+}
+
+/** A usage record as its table keeps it: when it finished is the event's, not a column. */
+function withoutFinishedAt<T extends { finished_at: string }>(record: T): Omit<T, 'finished_at'> {
+  const { finished_at: _finishedAt, ...kept } = record;
+  return kept;
 }

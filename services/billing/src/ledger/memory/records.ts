@@ -50,9 +50,9 @@ export interface Batch {
     keys: { id: string; held: string; usage: string; used: boolean }[];
     accounts: { id: string; held: string; usage: string }[];
     expired: { hold: string; request: string; account: string; key: string; model: string; created_ms: number }[];
-    records: { hold: string; request: string; account: string; key: string; charge: string; created_ms: number; rec: unknown }[];
+    records: { hold: string; request: string; account: string; key: string; charge: string; created_ms: number; rec: HoldClose['record'] }[];
     /** Checkpoints of holds still open at the batch's end. */
-    checkpoints: { hold: string; charge: string; rec: unknown }[];
+    checkpoints: { hold: string; charge: string; rec: HoldClose['record'] }[];
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
+import { encodeBatch } from './batch-wire';
 import { type LedgerRecord, toBatch } from './records';
 
 const MAX_BATCH = 5_000;
@@ -14,7 +15,7 @@ const GATHER_MS = 50;
 /** Applies records (from, to] to the tables in one transaction; records the tables already hold change nothing. */
 export async function writeBatch(db: Db, from: number, records: LedgerRecord[]): Promise<void> {
   const b = toBatch(from, records);
-  await db.query('SELECT ledger_write($1, $2, $3::jsonb)', [b.from, b.to, JSON.stringify(b.body)]);
+  await db.query('SELECT ledger_write($1, $2, $3::jsonb)', [b.from, b.to, encodeBatch(b.body)]);
 }
 
 /**

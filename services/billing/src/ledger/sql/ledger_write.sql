@@ -30,48 +30,45 @@ BEGIN
     PERFORM set_config('session_replication_role', 'replica', true);
   END IF;
 
+  -- Every row of p is a JSON array, its columns by position: ledger/memory/batch-wire.ts writes them in this order.
   -- Closes of holds written by earlier batches come before the new holds: a new hold may carry the
   -- Idempotency-Key of one closing in this batch, and the partial unique index allows one open hold per key.
-  UPDATE holds h SET state = x.state, charge = x.charge, closed_at = CASE WHEN x.closed THEN now() ELSE h.closed_at END
-    FROM jsonb_to_recordset(p->'updates') AS x(id text, state text, charge bigint, closed boolean)
-   WHERE h.id = x.id;
+  UPDATE holds h SET state = x->>1, charge = (x->>2)::bigint, closed_at = CASE WHEN (x->>3)::boolean THEN now() ELSE h.closed_at END
+    FROM jsonb_array_elements(p->'updates') AS x
+   WHERE h.id = x->>0;
   INSERT INTO holds (id, account_id, key_id, request_id, idempotency_key, model, amount, state, charge, created_at, expires_at, closed_at)
-  SELECT x.id, x.account, x.key, x.request, x.idem, x.model, x.amount, x.state, x.charge,
-         to_timestamp(x.created_ms / 1000.0), to_timestamp(x.expires_ms / 1000.0), CASE WHEN x.closed THEN now() END
-    FROM jsonb_to_recordset(p->'inserts') AS x(id text, account text, key text, request text, idem text, model text,
-         amount bigint, state text, charge bigint, created_ms bigint, expires_ms bigint, closed boolean);
+  SELECT x->>0, x->>1, x->>2, x->>3, x->>4, x->>5, (x->>6)::bigint, x->>7, (x->>8)::bigint,
+         to_timestamp((x->>9)::bigint / 1000.0), to_timestamp((x->>10)::bigint / 1000.0), CASE WHEN (x->>11)::boolean THEN now() END
+    FROM jsonb_array_elements(p->'inserts') AS x;
 
   -- A checkpoint is spent once its hold leaves open (written by an earlier batch: one placed here had its dropped).
-  DELETE FROM hold_checkpoints c USING jsonb_to_recordset(p->'updates') AS x(id text, state text)
-   WHERE c.hold_id = x.id AND x.state <> 'open';
+  DELETE FROM hold_checkpoints c USING jsonb_array_elements(p->'updates') AS x
+   WHERE c.hold_id = x->>0 AND x->>1 <> 'open';
   -- After the inserts, whose rows they point at; by checkpoint_hold's rule (the highest of an open hold is kept).
-  PERFORM checkpoint_hold(x.hold, x.charge, x.rec)
-     FROM jsonb_to_recordset(COALESCE(p->'checkpoints', '[]')) AS x(hold text, charge bigint, rec jsonb);
+  PERFORM checkpoint_hold(x->>0, (x->>1)::bigint, x->2) FROM jsonb_array_elements(p->'checkpoints') AS x;
 
-  UPDATE api_keys k SET held = k.held + x.held, usage = k.usage + x.usage,
-         last_used_at = CASE WHEN x.used THEN now() ELSE k.last_used_at END
-    FROM jsonb_to_recordset(p->'keys') AS x(id text, held bigint, usage bigint, used boolean)
-   WHERE k.id = x.id;
-  UPDATE accounts a SET held = a.held + x.held, total_usage = a.total_usage + x.usage
-    FROM jsonb_to_recordset(p->'accounts') AS x(id text, held bigint, usage bigint)
-   WHERE a.id = x.id;
+  UPDATE api_keys k SET held = k.held + (x->>1)::bigint, usage = k.usage + (x->>2)::bigint,
+         last_used_at = CASE WHEN (x->>3)::boolean THEN now() ELSE k.last_used_at END
+    FROM jsonb_array_elements(p->'keys') AS x
+   WHERE k.id = x->>0;
+  UPDATE accounts a SET held = a.held + (x->>1)::bigint, total_usage = a.total_usage + (x->>2)::bigint
+    FROM jsonb_array_elements(p->'accounts') AS x
+   WHERE a.id = x->>0;
 
   -- As expire_hold writes them; a late settle in the same batch then overwrites the record below.
   INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, total_cost, created_at)
-  SELECT x.request, x.hold, x.account, x.key, x.model, false, 'failed', 'hold_expired', 0, to_timestamp(x.created_ms / 1000.0)
-    FROM jsonb_to_recordset(p->'expired') AS x(hold text, request text, account text, key text, model text, created_ms bigint)
+  SELECT x->>1, x->>0, x->>2, x->>3, x->>4, false, 'failed', 'hold_expired', 0, to_timestamp((x->>5)::bigint / 1000.0)
+    FROM jsonb_array_elements(p->'expired') AS x
   ON CONFLICT (request_id) DO NOTHING;
   -- As close_hold writes them.
   INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason,
     tokens_prompt, tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
     latency, generation_time, attempts, fallback_used, origin, usage_estimated, total_cost, created_at)
-  SELECT c->>'request', c->>'hold', c->>'account', c->>'key', r->>'model', (r->>'streamed')::boolean, r->>'status', r->>'error_code',
-    r->>'finish_reason', (r->>'tokens_prompt')::int, (r->>'tokens_completion')::int, (r->>'native_tokens_prompt')::int,
-    (r->>'native_tokens_completion')::int, COALESCE((r->>'num_media_prompt')::int, 0), COALESCE((r->>'num_media_completion')::int, 0),
-    (r->>'latency')::int, (r->>'generation_time')::int, (r->>'attempts')::int, (r->>'fallback_used')::boolean,
-    COALESCE(r->>'origin', ''), COALESCE((r->>'usage_estimated')::boolean, false), (c->>'charge')::bigint,
-    to_timestamp((c->>'created_ms')::bigint / 1000.0)
-    FROM jsonb_array_elements(p->'records') AS e(c), LATERAL (SELECT c->'rec' AS r) AS rr
+  SELECT x->>1, x->>0, x->>2, x->>3, x->>6, (x->>7)::boolean, x->>8, x->>9, x->>10,
+    (x->>11)::int, (x->>12)::int, (x->>13)::int, (x->>14)::int, COALESCE((x->>15)::int, 0), COALESCE((x->>16)::int, 0),
+    (x->>17)::int, (x->>18)::int, (x->>19)::int, (x->>20)::boolean, COALESCE(x->>21, ''), COALESCE((x->>22)::boolean, false),
+    (x->>4)::bigint, to_timestamp((x->>5)::bigint / 1000.0)
+    FROM jsonb_array_elements(p->'records') AS x
   ON CONFLICT (request_id) DO UPDATE SET
     status = EXCLUDED.status, error_code = EXCLUDED.error_code, finish_reason = EXCLUDED.finish_reason,
     tokens_prompt = EXCLUDED.tokens_prompt, tokens_completion = EXCLUDED.tokens_completion,
