@@ -71,7 +71,7 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
   });
 
   const subscriptions: Subscription[] = [];
-  const tally = new UsageTally(stats, logger);
+  const tally = new UsageTally(stats, logger, { deduplicate: bus.kind !== 'memory' });
   let pruner: NodeJS.Timeout | undefined;
   return {
     service,
