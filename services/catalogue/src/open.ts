@@ -71,7 +71,7 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
   });
 
   const subscriptions: Subscription[] = [];
-  const tally = new UsageTally(stats, logger, { deduplicate: bus.kind !== 'memory' });
+  const tally = new UsageTally(stats, logger);
   let pruner: NodeJS.Timeout | undefined;
   return {
     service,

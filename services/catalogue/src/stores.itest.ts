@@ -65,30 +65,6 @@ describeOnEngines('catalogue stores', (engine) => {
     expect(await s.tokens(day)).toBe(42);
   });
 
-  it('stats: over a bus that cannot repeat an event, the tally writes day sums only, remembering no event ids', async () => {
-    const s = new StatsStore(t.db);
-    const day = new Date('2025-07-10T23:30:00Z');
-    const logged: unknown[] = [];
-    const logger = { error: (o: unknown) => void logged.push(o) } as unknown as import('@gateway/service-kit').Logger;
-    let fail = true;
-    const flaky = Object.assign(Object.create(s), {
-      tokensAdded: (days: ReadonlyMap<string, number>) => (fail ? Promise.reject(new Error('database down')) : s.tokensAdded(days)),
-    }) as StatsStore;
-    const seen = async () => Number((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM seen_events'))[0].n);
-    const seenBefore = await seen();
-    const tally = new UsageTally(flaky, logger, { maxPending: 1_000, deduplicate: false });
-    tally.add('d1:usage', day, 40);
-    tally.add('d2:usage', new Date(day.getTime() + 60 * 60_000), 7); // the next UTC day
-    await tally.flush();
-    expect(logged).toHaveLength(1);
-    fail = false;
-    tally.add('d3:usage', day, 2);
-    await tally.stop();
-    expect(await s.tokens(day)).toBe(42);
-    expect((await s.tokens(new Date(day.getTime() + DAY))) - (await s.tokens(day))).toBe(7);
-    expect(await seen()).toBe(seenBefore);
-  });
-
   it('status: one sample per component and slot, rolled up per UTC day; newest per component; reports keep the newest window', async () => {
     const s = new StatusStore(t.db);
     const at = new Date('2025-02-01T23:59:30Z');

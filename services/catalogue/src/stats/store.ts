@@ -40,20 +40,6 @@ export class StatsStore {
     return Number(row.fresh);
   }
 
-  /**
-   * Adds tokens to their days, without remembering event ids: for events that cannot come twice (see UsageTally's
-   * `deduplicate`). One row per day, however many events made it.
-   */
-  async tokensAdded(days: ReadonlyMap<string, number>): Promise<void> {
-    if (days.size === 0) return;
-    await this.db.query(
-      `INSERT INTO stats_token_days (day, tokens) SELECT day, tokens FROM jsonb_to_recordset($1::jsonb) AS r(day date, tokens bigint)
-        WHERE tokens > 0
-       ON CONFLICT (day) DO UPDATE SET tokens = stats_token_days.tokens + EXCLUDED.tokens`,
-      [JSON.stringify([...days].map(([day, tokens]) => ({ day, tokens })))],
-    );
-  }
-
   async accounts(): Promise<number> {
     const [row] = await this.db.query<{ n: string | number }>('SELECT count(*)::int AS n FROM stats_accounts');
     return Number(row.n);

@@ -1,5 +1,4 @@
 import type { Logger } from '@gateway/service-kit';
-import { utcDay } from '../days';
 import type { StatsStore } from './store';
 
 interface Pending {
@@ -14,11 +13,6 @@ interface Pending {
  * cores. The price is a window: events handed over but not yet written (at most a second's) are lost if the
  * process dies, so the 30-day token figure can fall short by that much. Stats only; money never passes here.
  * A failed write keeps its events for the next one; past `cap` the oldest are dropped, with an error logged.
- *
- * Each event id counts once (`deduplicate`, the default): a durable bus redelivers what a consumer took but never
- * acknowledged, after a crash too, so the store remembers the ids it applied. That memory is a row and an index
- * entry per billed call, about 20 µs of PGlite each. The in-memory bus cannot repeat an event this tally took (the
- * handler never fails after parsing it, and nothing survives a restart), so over it only the day sums are written.
  */
 export class UsageTally {
   private pending: Pending[] = [];
@@ -28,7 +22,7 @@ export class UsageTally {
   constructor(
     private readonly store: StatsStore,
     private readonly logger: Logger,
-    private readonly opts: { intervalMs?: number; maxPending?: number; cap?: number; deduplicate?: boolean } = {},
+    private readonly opts: { intervalMs?: number; maxPending?: number; cap?: number } = {},
   ) {}
 
   add(eventId: string, finishedAt: Date, tokens: number): void {
@@ -42,7 +36,8 @@ export class UsageTally {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.writing = this.write(batch)
+    this.writing = this.store
+      .usageRecordedMany(batch)
       .then(
         () => undefined,
         (err) => {
@@ -57,19 +52,6 @@ export class UsageTally {
         this.writing = undefined;
       });
     await this.writing;
-  }
-
-  private async write(batch: Pending[]): Promise<void> {
-    if (this.opts.deduplicate ?? true) {
-      await this.store.usageRecordedMany(batch);
-      return;
-    }
-    const days = new Map<string, number>();
-    for (const e of batch) {
-      const day = utcDay(e.finishedAt);
-      days.set(day, (days.get(day) ?? 0) + e.tokens);
-    }
-    await this.store.tokensAdded(days);
   }
 
   start(): void {
