@@ -2,9 +2,9 @@ import type { Batch } from './records';
 
 /**
  * A batch's body as ledger_write reads it: every row a JSON array, its columns by position, in the order the
- * `x->>n` of ledger_write.sql read them (change both together). PGlite spends most of a batch's fixed cost per
- * byte (its protocol writer measures each string a character at a time, then Postgres parses the jsonb), and the
- * key names were half of every row: positions halve the bytes and the parse (`pnpm bench ledger`,
+ * `x->>n` of ledger_write.sql read them (change both together). About half of what a request cost PGlite in a
+ * batch was its bytes (its protocol writer measures each string a character at a time, then Postgres parses the
+ * jsonb), and key names were half of every row: positions halve the bytes and the parse (`pnpm bench ledger`,
  * docs/benchmarks.md). Only what the tables keep goes in: a usage record's `finished_at` stays in the journal.
  */
 export function encodeBatch(body: Batch['body']): string {
