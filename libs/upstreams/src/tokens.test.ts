@@ -1,4 +1,4 @@
-import { countTokens, stopTokenWorker } from './tokens';
+import { countTokens, countTokensOfAll, stopTokenWorker } from './tokens';
 
 // The serving thread must never load the encoder (its tables are ~80 MiB of heap, see countTokens): this factory
 // runs only if something in this thread requires js-tiktoken. The expected counts come from the real module.
@@ -22,6 +22,11 @@ describe('token counts', () => {
     const encoder = o200k();
     expect(counts).toEqual(texts.map((t) => encoder.encode(t).length));
     expect(counts[0]).toBe(2);
+  }, 30_000);
+
+  it('sums the counts of several texts, each counted alone', async () => {
+    expect(await countTokensOfAll(['hello world', 'Ünïcödé 日本語 🙂', 'hello world'])).toBe(4 + o200k().encode('Ünïcödé 日本語 🙂').length);
+    expect(await countTokensOfAll([])).toBe(0);
   }, 30_000);
 
   it('counts an empty text as 0 without a round trip', async () => {

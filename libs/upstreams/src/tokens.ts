@@ -55,6 +55,12 @@ export function countTokens(text: string): Promise<number> {
   });
 }
 
+/** The tokens of several texts together (rerank's query and documents), counted side by side. */
+export async function countTokensOfAll(texts: readonly string[]): Promise<number> {
+  const counts = await Promise.all(texts.map(countTokens));
+  return counts.reduce((n, c) => n + c, 0);
+}
+
 /**
  * Starts the worker, which loads the encoder (over a second of CPU) on the other core: servers call it before they
  * listen, so no request waits for it. Tests and scripts skip it and start on first use.

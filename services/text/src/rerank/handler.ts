@@ -1,5 +1,5 @@
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
-import { countTokens, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
+import { countTokensOfAll, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
 import { documentTexts, rerankBody } from './schema';
@@ -23,9 +23,7 @@ export function mountRerank(r: PostRoutes, deps: InputBilledDeps<RerankProtocol>
       },
       inputTokens: async (r) => {
         const reported = reportedTokens(r.usage?.total_tokens);
-        if (reported !== undefined) return reported;
-        const counts = await Promise.all([body.query, ...documents].map(countTokens));
-        return counts.reduce((n, c) => n + c, 0);
+        return reported ?? countTokensOfAll([body.query, ...documents]);
       },
     });
     sendJson(res, {
