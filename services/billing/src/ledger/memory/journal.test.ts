@@ -1,0 +1,130 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileJournal, readJournal } from './journal';
+import type { LedgerRecord } from './records';
+
+/** A place record with a model name long enough that a few of them fill a small test segment. */
+const place = (seq: number, model = 'bench/model-with-a-long-name'): LedgerRecord => ({
+  seq,
+  t: 'place',
+  h: { id: `h${seq}`, account: 'a1', key: 'k1', request: `req_${seq}`, model, amount: '500', created_ms: 1_000 },
+  idem: null,
+  expires_ms: 9_000,
+});
+const segments = (dir: string) =>
+  fs
+    .readdirSync(dir)
+    .filter((n) => n.startsWith('seg-'))
+    .sort();
+
+describe('FileJournal: records survive in preallocated segments', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-journal-unit-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps every record across segment rolls, in order, and no commit changes a segment size', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 2048 });
+    const written: LedgerRecord[] = [];
+    for (let seq = 1; seq <= 60; seq++) {
+      written.push(place(seq));
+      j.append(place(seq));
+      // Some commits carry one record, some several: both must land whole in one segment.
+      if (seq % 3 !== 1) await j.durable(seq);
+    }
+    await j.durable(60);
+    expect(readJournal(dir)).toEqual(written);
+    expect(segments(dir).length).toBeGreaterThan(3);
+    // Every segment kept the size it was made with: records overwrote zeros, nothing was appended.
+    for (const name of segments(dir)) expect(fs.statSync(path.join(dir, name)).size).toBe(2048);
+    await j.close();
+  });
+
+  it('reads nothing past a torn write, even one a power cut left with a hole of zeros inside it', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 4096 });
+    j.append(place(1));
+    j.append(place(2));
+    await j.durable(2);
+    await j.close();
+    const [seg] = segments(dir);
+    const file = path.join(dir, seg);
+    const end = fs.readFileSync(file, 'utf8').indexOf('\0');
+    // The third record's write: its first and last bytes reached the disk, the middle did not.
+    const third = Buffer.from(`${JSON.stringify(place(3))}\n${JSON.stringify(place(4))}\n`);
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, third, 0, 20, end);
+    fs.writeSync(fd, third, third.length - 40, 40, end + third.length - 40);
+    fs.closeSync(fd);
+    expect(readJournal(dir)).toEqual([place(1), place(2)]);
+  });
+
+  it('leaves out a last record cut short by a kill, and reads the segments before it whole', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 1024 });
+    for (let seq = 1; seq <= 12; seq++) {
+      j.append(place(seq));
+      await j.durable(seq);
+    }
+    await j.close();
+    expect(segments(dir).length).toBeGreaterThan(1);
+    const last = path.join(dir, segments(dir).at(-1)!);
+    const text = fs.readFileSync(last, 'utf8');
+    const end = text.indexOf('\0');
+    const fd = fs.openSync(last, 'r+');
+    fs.writeSync(fd, '{"seq":13,"t":"pla', end);
+    fs.closeSync(fd);
+    expect(readJournal(dir).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  });
+
+  it('starts clean: segments and a spare a previous process left are removed, the next record numbered on', async () => {
+    fs.writeFileSync(path.join(dir, 'seg-0000000000000001.jsonl'), `${JSON.stringify(place(1))}\n`);
+    fs.writeFileSync(path.join(dir, 'spare.jsonl'), 'not zeros');
+    const j = await FileJournal.open(dir, 1, { segmentBytes: 1024 });
+    expect(fs.existsSync(path.join(dir, 'spare.jsonl'))).toBe(false);
+    j.append(place(2));
+    await j.durable(2);
+    expect(segments(dir)).toEqual(['seg-0000000000000002.jsonl']);
+    expect(readJournal(dir)).toEqual([place(2)]);
+    await j.close();
+  });
+
+  it('deletes only the segments whose every record the tables hold', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 1024 });
+    for (let seq = 1; seq <= 12; seq++) {
+      j.append(place(seq));
+      await j.durable(seq);
+    }
+    const before = segments(dir);
+    const firstOfSecond = Number(before[1].slice(4, 20));
+    j.retire(firstOfSecond - 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(segments(dir)).toEqual(before.slice(1));
+    expect(readJournal(dir)[0].seq).toBe(firstOfSecond);
+    await j.close();
+  });
+
+  it('writes a commit larger than a whole segment into one, past its zeros', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 512 });
+    const written = Array.from({ length: 12 }, (_, i) => place(i + 1));
+    for (const r of written) j.append(r);
+    await j.durable(12);
+    j.append(place(13));
+    await j.durable(13);
+    expect(readJournal(dir)).toEqual([...written, place(13)]);
+    expect(segments(dir)).toEqual(['seg-0000000000000001.jsonl', 'seg-0000000000000013.jsonl']);
+    await j.close();
+  });
+
+  it('counts bytes, not characters: a record with multi-byte text is not cut at a segment end', async () => {
+    const j = await FileJournal.open(dir, 0, { segmentBytes: 1024 });
+    const written: LedgerRecord[] = [];
+    for (let seq = 1; seq <= 10; seq++) {
+      written.push(place(seq, 'modèle/ünïcødé-名前'));
+      j.append(written[seq - 1]);
+      await j.durable(seq);
+    }
+    expect(readJournal(dir)).toEqual(written);
+    await j.close();
+  });
+});
