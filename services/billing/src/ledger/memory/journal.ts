@@ -32,7 +32,6 @@ const SPARE_NAME = 'spare.jsonl';
  */
 const DSYNC = fs.constants.O_DSYNC;
 const SEGMENT_FLAGS = DSYNC ? fs.constants.O_WRONLY | DSYNC : 'r+';
-const ZEROS = Buffer.alloc(2 ** 20);
 
 /** The records a previous process journalled, in order; a torn last line (a kill mid-write) is left out. */
 export function readJournal(dir: string): LedgerRecord[] {
@@ -169,9 +168,10 @@ export class FileJournal implements Journal {
 
   /** Writes the spare segment full of zeros and syncs it, so no write to it later changes its size. */
   private async makeSpare(): Promise<void> {
+    const zeros = Buffer.alloc(Math.min(2 ** 20, this.segmentBytes));
     const fd = await fs.promises.open(path.join(this.dir, SPARE_NAME), 'w');
     try {
-      for (let at = 0; at < this.segmentBytes; at += ZEROS.length) await fd.write(ZEROS, 0, Math.min(ZEROS.length, this.segmentBytes - at), at);
+      for (let at = 0; at < this.segmentBytes; at += zeros.length) await fd.write(zeros, 0, Math.min(zeros.length, this.segmentBytes - at), at);
       await fd.sync();
     } finally {
       await fd.close();
