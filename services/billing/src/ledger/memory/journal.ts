@@ -65,8 +65,9 @@ export function readJournal(dir: string): LedgerRecord[] {
  *
  * Each segment is made whole before its first record: written full of zeros and synced, then overwritten in order.
  * A write inside a file's size changes no metadata the data needs, so a commit is the data and a cache flush; an
- * append made the file system commit the file's new size as well, every time: about a quarter more wall time and a
- * fifth more CPU per commit on this project's VM (docs/benchmarks.md). PostgreSQL zero-fills its WAL for this reason.
+ * append made the file system commit the file's new size as well, every time: a quarter to a half more wall time and
+ * about 30 % more CPU per commit on this project's VM (docs/benchmarks.md). PostgreSQL zero-fills its WAL for this
+ * reason.
  */
 export class FileJournal implements Journal {
   private buffered: string[] = [];
