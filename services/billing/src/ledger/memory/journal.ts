@@ -41,10 +41,11 @@ export function readJournal(dir: string): LedgerRecord[] {
     .readdirSync(dir)
     .filter((n) => n.startsWith('seg-'))
     .sort()) {
-    const text = fs.readFileSync(path.join(dir, name), 'utf8');
+    const bytes = fs.readFileSync(path.join(dir, name));
     // Records overwrite a segment's zeros: the first zero byte is where its writing stopped (JSON never has one raw).
-    const end = text.indexOf('\0');
-    for (const line of (end < 0 ? text : text.slice(0, end)).split('\n')) {
+    // Only the bytes before it are decoded, not the megabytes of zeros after.
+    const end = bytes.indexOf(0);
+    for (const line of bytes.toString('utf8', 0, end < 0 ? bytes.length : end).split('\n')) {
       if (!line) continue;
       try {
         out.push(JSON.parse(line) as LedgerRecord);
