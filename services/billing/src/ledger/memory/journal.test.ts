@@ -12,6 +12,24 @@ const place = (seq: number, model = 'bench/model-with-a-long-name'): LedgerRecor
   idem: null,
   expires_ms: 9_000,
 });
+/** The next loop turn, where a journal writes what its waiting settles need. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+/** A disk flush the test lets finish (or fails) when it chooses: the fault injector at the journal's sync. */
+function heldSyncs() {
+  const held: ((err?: Error) => void)[] = [];
+  const datasync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => held.push((err) => (err ? done(err) : fs.fdatasync(fd, done)));
+  return { held, datasync };
+}
+const settled = (p: Promise<void>) => {
+  const state = { done: false };
+  p.then(
+    () => {
+      state.done = true;
+    },
+    () => {},
+  );
+  return state;
+};
 const segments = (dir: string) =>
   fs
     .readdirSync(dir)
@@ -126,6 +144,108 @@ describe('FileJournal: records survive in preallocated segments', () => {
       await j.durable(seq);
     }
     expect(readJournal(dir)).toEqual(written);
+    await j.close();
+  });
+});
+
+describe('FileJournal: a settle is in the file at once and acknowledged only after a flush', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-journal-sync-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('has the records in the file the turn after a settle waits, and resolves durable() only when the flush ends', async () => {
+    const { held, datasync } = heldSyncs();
+    const j = await FileJournal.open(dir, 0, { datasync });
+    j.append(place(1));
+    j.append(place(2));
+    const synced = settled(j.durable(2));
+    await nextTurn();
+    // A kill of the process from here on loses nothing: another process reads both records.
+    expect(readJournal(dir)).toEqual([place(1), place(2)]);
+    expect(held).toHaveLength(1);
+    await nextTurn();
+    expect(synced.done).toBe(false);
+    held.shift()?.();
+    await j.durable(2);
+    await j.close();
+  });
+
+  it('gives every settle that arrives during a flush one shared next flush, which covers them all', async () => {
+    const { held, datasync } = heldSyncs();
+    const j = await FileJournal.open(dir, 0, { datasync, syncGapMs: 0 });
+    j.append(place(1));
+    const first = j.durable(1);
+    await nextTurn();
+    expect(held).toHaveLength(1);
+    const later = [];
+    for (let seq = 2; seq <= 9; seq++) {
+      j.append(place(seq));
+      later.push(settled(j.durable(seq)));
+    }
+    await nextTurn();
+    // Written already, but the running flush began before them: none of them may be acknowledged by it.
+    expect(readJournal(dir)).toHaveLength(9);
+    held.shift()?.();
+    await first;
+    await nextTurn();
+    expect(later.some((s) => s.done)).toBe(false);
+    expect(held).toHaveLength(1);
+    held.shift()?.();
+    await j.durable(9);
+    expect(later.every((s) => s.done)).toBe(true);
+    expect(held).toHaveLength(0);
+    await j.close();
+  });
+
+  it('syncs a segment before leaving it, so a flush of the next one never stands for records it does not hold', async () => {
+    const { held, datasync } = heldSyncs();
+    const flushed: number[] = [];
+    const j = await FileJournal.open(dir, 0, {
+      segmentBytes: 1024,
+      syncGapMs: 0,
+      datasync: (fd, done) => {
+        flushed.push(fs.fstatSync(fd).ino);
+        datasync(fd, done);
+      },
+    });
+    for (let seq = 1; seq <= 3; seq++) j.append(place(seq));
+    const first = settled(j.durable(3));
+    await nextTurn();
+    // Written into the first segment while its flush runs: that flush does not cover them.
+    for (let seq = 4; seq <= 5; seq++) j.append(place(seq));
+    const second = settled(j.durable(5));
+    await nextTurn();
+    // These do not fit beside the first five: the next segment takes them.
+    for (let seq = 6; seq <= 10; seq++) j.append(place(seq));
+    const third = settled(j.durable(10));
+    await nextTurn();
+    for (let flushes = 0; !third.done && flushes < 10; flushes++) {
+      for (let waited = 0; held.length === 0 && !third.done && waited < 2_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+      held.shift()?.();
+      await nextTurn();
+    }
+    await j.durable(10);
+    expect([first.done, second.done]).toEqual([true, true]);
+    const inodes = segments(dir).map((name) => fs.statSync(path.join(dir, name)).ino);
+    expect(inodes).toHaveLength(2);
+    // Records 4 and 5 needed a flush of the first segment of their own; the second segment's could not stand for it.
+    expect(flushed).toEqual([inodes[0], inodes[0], inodes[1]]);
+    expect(readJournal(dir).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await j.close();
+  });
+
+  it('fails every waiting settle and every later one when a flush fails: nothing is acknowledged that may be lost', async () => {
+    const { held, datasync } = heldSyncs();
+    const j = await FileJournal.open(dir, 0, { datasync });
+    j.append(place(1));
+    const waiting = j.durable(1);
+    await nextTurn();
+    held.shift()?.(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await expect(waiting).rejects.toThrow('EIO');
+    j.append(place(2));
+    await expect(j.durable(2)).rejects.toThrow('EIO');
     await j.close();
   });
 });

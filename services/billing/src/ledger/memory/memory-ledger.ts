@@ -225,7 +225,7 @@ export class MemoryLedger implements Ledger {
         { t: 'close', h: h.facts, state: h.state as 'settled' | 'released' | 'expired', charge: charged.toString(), late, rec: ev.record },
         h,
       );
-      // Acknowledged (and so never redelivered) only once it would survive a kill.
+      // Acknowledged (and so never redelivered) only once it would survive a power cut.
       await this.journal.durable(seq);
       return { result, charged };
     }
