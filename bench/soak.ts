@@ -5,8 +5,11 @@
  * every charge what its call cost). SOAK_FAULTS=1 has the upstream fail 5 % of its answers (the model's second
  * endpoint then answers: failover) and cut 5 % of its streams after the first words (charged for what was delivered).
  *
- * SOAK_MINUTES (10), SOAK_CONNECTIONS (50), SOAK_SHARE (0.7 of the peak), SOAK_RATE (requests/s; skips the peak run).
- * Never part of `pnpm test`: it is ten minutes of a machine's full attention.
+ * SOAK_MINUTES (10), SOAK_WARMUP_MINUTES (1), SOAK_CONNECTIONS (50), SOAK_SHARE (0.7 of the peak), SOAK_RATE
+ * (requests/s; skips the peak run). The warm-up runs the soak's load before the measured minutes: RSS is compared from
+ * the first measured minute to the last, so the climb from an idle process to the working set at that rate (V8 sizing
+ * its heap, PGlite's memory growing to the write-behind's batches) is not read as growth. Its answers and errors count.
+ * Never part of `pnpm test`: it is eleven minutes of a machine's full attention.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -19,6 +22,7 @@ import type { SoakLoadResult, SoakLoadSpec } from './soak-load';
 import { startEmbedded } from './targets';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 1);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const SHARE = Number(process.env.SOAK_SHARE ?? 0.7);
 const FAULTS = !!process.env.SOAK_FAULTS && process.env.SOAK_FAULTS !== '0';
@@ -86,7 +90,9 @@ async function main() {
     await runJsonChild<SoakLoadResult>('soak-load.ts', spec(3, 0)); // warm-up
     const peak = await runJsonChild<SoakLoadResult>('soak-load.ts', spec(10, 0));
     rate = Math.max(1, Math.round(peak.rps * SHARE));
-    process.stdout.write(`peak ${Math.round(peak.rps)} requests/s (half streamed); soaking at ${rate}/s for ${MINUTES} min\n`);
+    process.stdout.write(
+      `peak ${Math.round(peak.rps)} requests/s (half streamed); soaking at ${rate}/s for ${MINUTES} min after ${WARMUP_MINUTES} of warm-up\n`,
+    );
   }
 
   // The soak's own account: the ledger checks below then count its calls only, not the peak run's.
@@ -111,9 +117,11 @@ async function main() {
     const m = new RegExp(`^${name} (\\d+)`, 'm').exec(metrics);
     return m ? Number(m[1]) / 2 ** 20 : undefined;
   };
-  const started = Date.now();
+  const measuredFrom = Date.now() + WARMUP_MINUTES * 60_000;
+  const beforeWarmUp = rssMiB(pid);
   const sampler = setInterval(async () => {
-    const minute = (Date.now() - started) / 60_000;
+    const minute = (Date.now() - measuredFrom) / 60_000;
+    if (minute < 0) return;
     rss.push({ minute, mib: rssMiB(pid) });
     const metrics = await fetch(metricsUrl)
       .then((r) => r.text())
@@ -127,7 +135,10 @@ async function main() {
       );
     }
   }, 10_000);
-  const load = await runJsonChild<SoakLoadResult>('soak-load.ts', { ...spec(MINUTES * 60, rate), headers: { authorization: `Bearer ${soakKey}` } });
+  const load = await runJsonChild<SoakLoadResult>('soak-load.ts', {
+    ...spec((WARMUP_MINUTES + MINUTES) * 60, rate),
+    headers: { authorization: `Bearer ${soakKey}` },
+  });
   clearInterval(sampler);
   await new Promise((r) => setTimeout(r, 2_000)); // the last settles cross the bus
   await gw.stop();
@@ -174,14 +185,14 @@ async function main() {
   process.stdout.write(
     [
       '',
-      `| soak | ${MINUTES} min at ${rate} requests/s, ${CONNECTIONS} connections, half streamed${FAULTS ? ', 5 % upstream failures and 5 % broken streams' : ''} |`,
+      `| soak | ${MINUTES} min at ${rate} requests/s after ${WARMUP_MINUTES} of warm-up (counted in the answers), ${CONNECTIONS} connections, half streamed${FAULTS ? ', 5 % upstream failures and 5 % broken streams' : ''} |`,
       '|---|---|',
       `| requests | ${load.requests} (${Math.round(load.rps)}/s) |`,
       `| answers by status | ${Object.entries(load.byStatus)
         .map(([s, n]) => `${s}: ${n}`)
         .join(', ')} |`,
       `| connection errors and timeouts | ${load.errors} |`,
-      `| RSS, first minute → last minute | ${avg(firstMinute(rss)).toFixed(0)} → ${avg(lastMinute(rss)).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %); after the first minute ${range(rss)} |`,
+      `| RSS, first minute → last minute | ${avg(firstMinute(rss)).toFixed(0)} → ${avg(lastMinute(rss)).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %); after the first minute ${range(rss)}; ${beforeWarmUp.toFixed(0)} MiB before the warm-up |`,
       `| JS heap used, first minute → last minute | ${avg(firstMinute(heap)).toFixed(0)} → ${avg(lastMinute(heap)).toFixed(0)} MiB; after the first minute ${range(heap)} |`,
       `| usage records | ${records.map((r) => `${r.n} ${r.status}${r.streamed ? ' streamed' : ''} at ${r.cost}`).join('; ')} |`,
       `| ledger after | ${problems.length === 0 ? `balanced: no hold open, every succeeded call charged exactly (${charged} of ${ok2xx} answers 200)` : problems.join('; ')} |`,
