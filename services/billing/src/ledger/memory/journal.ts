@@ -68,10 +68,10 @@ export function readJournal(dir: string): LedgerRecord[] {
 /**
  * An append-only log in two steps. A record is written into the file on the event loop in the turn after a settle
  * starts waiting for it (a hold nobody waits for, within IDLE_WRITE_MS): a write to the page cache of a few
- * microseconds, shared by every record of that turn, after which a `kill -9` no longer loses it. It becomes durable against a power cut at the next `fdatasync`, run on the thread pool at most
- * once per SYNC_GAP_MS and shared by every record written before it started (group commit); `durable()` resolves
- * then. Segments roll at 8 MiB and are deleted once ledger_write has applied all they hold, so the journal only ever
- * holds what the tables lack.
+ * microseconds, shared by every record of that turn, after which a `kill -9` no longer loses it. It becomes durable
+ * against a power cut at the next `fdatasync`, run on the thread pool at most once per SYNC_GAP_MS and shared by every
+ * record written before it started (group commit); `durable()` resolves then. Segments roll at 8 MiB and are deleted
+ * once ledger_write has applied all they hold, so the journal only ever holds what the tables lack.
  *
  * Each segment is made whole before its first record: written full of zeros and synced, then overwritten in order.
  * A write inside a file's size changes no metadata the data needs, so a sync is the data and a cache flush; an
