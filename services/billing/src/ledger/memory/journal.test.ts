@@ -36,13 +36,14 @@ const segments = (dir: string) =>
     .filter((n) => n.startsWith('seg-'))
     .sort();
 
-describe('FileJournal: records survive in preallocated segments', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-journal-unit-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+/** Each test's own journal directory, for both groups below. */
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-journal-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+describe('FileJournal: records survive in preallocated segments', () => {
   it('keeps every record across segment rolls, in order, and no commit changes a segment size', async () => {
     const j = await FileJournal.open(dir, 0, { segmentBytes: 2048 });
     const written: LedgerRecord[] = [];
@@ -149,12 +150,6 @@ describe('FileJournal: records survive in preallocated segments', () => {
 });
 
 describe('FileJournal: a settle is in the file at once and acknowledged only after a flush', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-journal-sync-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
   it('has the records in the file the turn after a settle waits, and resolves durable() only when the flush ends', async () => {
     const { held, datasync } = heldSyncs();
     const j = await FileJournal.open(dir, 0, { datasync });
