@@ -1,4 +1,4 @@
-import { type RequestHandler, Router } from 'express';
+import { Router } from 'express';
 import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
 import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
@@ -11,7 +11,7 @@ import { jobSettings } from './ledger/job-settings';
 import { mountKey } from './routes/key';
 import { mountCredits } from './routes/credits';
 import { mountGeneration } from './routes/generation';
-import { adminRouter } from './admin/router';
+import { type AdminLedgerAccess, adminRouter, tablesOnly } from './admin/router';
 import { resolveAdminToken } from './admin/auth';
 import { internalRouter } from './internal/router';
 import { consumeHoldCloses } from './consumers';
@@ -84,7 +84,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
 
   const publicRouter = Router();
   // The account routes read the tables; with the in-memory ledger they first let the write-behind catch up.
-  if (memory) publicRouter.use((_req, _res, next) => void memory.flushed().then(() => next(), next));
+  if (memory) publicRouter.use((_req, _res, next) => void memory.flushedWithin().then(() => next(), next));
   mountKey(publicRouter, db, defaultRate);
   mountCredits(publicRouter, db);
   mountGeneration(publicRouter, db);
@@ -97,11 +97,16 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     publicRouter,
     adminRouter: Router().use(
       '/admin/v1',
-      ...(memory ? [ledgerGate(memory)] : []),
-      adminRouter(db, admin.hash, deps.onKeyRevoked ?? (() => {}), (id) => {
-        // A lost announcement is repaired by the next start's announceAccounts; the account itself exists already.
-        publishAccountOpened(bus, id, new Date()).catch((err) => logger.warn({ err, accountId: id }, 'account.opened not published'));
-      }),
+      adminRouter(
+        db,
+        admin.hash,
+        deps.onKeyRevoked ?? (() => {}),
+        (id) => {
+          // A lost announcement is repaired by the next start's announceAccounts; the account itself exists already.
+          publishAccountOpened(bus, id, new Date()).catch((err) => logger.warn({ err, accountId: id }, 'account.opened not published'));
+        },
+        memory ? memoryLedgerAccess(memory) : tablesOnly,
+      ),
     ),
     internalRouter: internalRouter(port, deps.internalToken, (err) => logger.error({ err }, 'a batched hold failed unexpectedly')),
     generatedAdminToken: admin.generated,
@@ -136,22 +141,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
 
 /**
  * The admin API beside the in-memory ledger: reads wait for the write-behind, so they see every hold and charge
- * made before them; writes (credits, suspensions, keys and their caps) run with the ledger still, until answered.
+ * made before them; changes run with the ledger still for the time of their statements only, never of a response.
  */
-function ledgerGate(memory: MemoryLedger): RequestHandler {
-  return (req, res, next) => {
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      memory.flushed().then(() => next(), next);
-      return;
-    }
-    memory
-      .exclusive(
-        () =>
-          new Promise<void>((answered) => {
-            res.once('close', answered);
-            next();
-          }),
-      )
-      .catch(next);
-  };
+function memoryLedgerAccess(memory: MemoryLedger): AdminLedgerAccess {
+  return { caughtUp: () => memory.flushedWithin(), change: (work) => memory.exclusive(work) };
 }

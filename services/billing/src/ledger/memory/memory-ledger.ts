@@ -3,12 +3,20 @@ import type { HoldRequest, Hold } from '@gateway/billing-client';
 import type { Db } from '@gateway/db';
 import type { HoldCheckpoint, HoldClose } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
+import { GatewayError } from '@gateway/errors';
 import { type CloseResult, type Ledger, createLedger, holdFromRow } from '../holds';
 import { newHoldId } from '../ids';
 import { type AccountState, Book, FINISHED_RETENTION_MS, type MemHold } from './book';
 import { FileJournal, type Journal, noJournal, readJournal } from './journal';
 import type { LedgerRecord, UnnumberedRecord } from './records';
 import { WriteBehind, writeBatch } from './write-behind';
+
+/**
+ * The longest an exclusive change waits for earlier changes and for the write-behind to drain. Past it the change
+ * is refused (503, retryable) instead of holding every hold and settle behind it: nothing a client does can keep the
+ * ledger still for longer than this.
+ */
+export const EXCLUSIVE_WAIT_MS = 10_000;
 
 export interface MemoryLedgerOptions {
   db: Db;
@@ -116,7 +124,7 @@ export class MemoryLedger implements Ledger {
       logger,
       (upTo, records) => ledger?.applied(upTo, records),
       // Memory counted a decision the tables refused: it reloads from them, so the two agree again.
-      () => void ledger?.exclusive(async () => {}),
+      () => void ledger?.exclusive(async () => {}).catch((err) => logger.error({ err }, 'reloading the ledger from its tables failed')),
     );
     ledger = new MemoryLedger(
       opts,
@@ -157,19 +165,26 @@ export class MemoryLedger implements Ledger {
     return this.writes.flushed();
   }
 
+  /** `flushed()`, refused with a retryable 503 when the tables have not caught up within `waitMs`. */
+  flushedWithin(waitMs = EXCLUSIVE_WAIT_MS): Promise<void> {
+    return within(this.writes.flushed(), Date.now() + waitMs);
+  }
+
   /**
    * Runs `change` on the tables with the ledger still: holds and closes wait, the write-behind drains first, and
-   * memory reloads every account from the tables afterwards, so the change is seen exactly.
+   * memory reloads every account from the tables afterwards, so the change is seen exactly. The wait for the gate
+   * and the drain is bounded by `waitMs`; `change` itself must be work on the tables only (never wait on a client:
+   * the admin API reads and authenticates the whole request before it asks for the gate).
    */
-  async exclusive<T>(change: () => Promise<T>): Promise<T> {
-    while (this.gate) await this.gate;
+  async exclusive<T>(change: () => Promise<T>, waitMs = EXCLUSIVE_WAIT_MS): Promise<T> {
+    const deadline = Date.now() + waitMs;
+    while (this.gate) await within(this.gate, deadline);
     let open!: () => void;
     this.gate = new Promise<void>((r) => {
       open = r;
     });
     try {
-      await Promise.all(this.loading.values());
-      await this.writes.flushed();
+      await within(Promise.all([...this.loading.values(), this.writes.flushed()]), deadline);
       return await change();
     } finally {
       this.book.clear();
@@ -378,6 +393,19 @@ function holdFromRowJson(account: string, h: AccountRow['holds'][number]): MemHo
         }
       : undefined,
   };
+}
+
+/** `work`, or a retryable 503 once `deadline` passes first; the work itself goes on, unwatched. */
+function within<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new GatewayError('upstream_unavailable', 'The ledger is busy catching up; try again shortly', { headers: { 'retry-after': '1' } })),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 export const journalDirOf = (dataDir: string) => path.join(dataDir, 'ledger-journal');
