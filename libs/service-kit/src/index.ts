@@ -17,4 +17,4 @@ export { jsonBody } from './json-body';
 export { exactRoutes, type ExactRoutes, type PostRoutes, type RouteHandler } from './exact-routes';
 export { sendJson } from './send-json';
 export { runMain } from './run-main';
-export { clientGone } from './client-gone';
+export { clientGone, onClientGone } from './client-gone';

@@ -35,34 +35,38 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
     });
     // A client gone before the answer: the upstream call stops and nothing is charged.
     const client = clientGone(res);
-    await guarded(paid, async () => {
-      const { result, model } = await paid.call(async (_m, ep) => {
-        const protocol = deps.protocolOf(ep.provider.kind);
-        // A provider kind without images fails over like any broken endpoint.
-        if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve image models`);
-        const request = { prompt: body.prompt, n: body.n, ...upstreamShape(shape), quality: body.quality, referenceUrls: body.reference_urls };
-        return protocol.generateImages(ep, { ...request, extra: body.extra }, { signal: client.signal, requestId: ctx.requestId });
-      }, client.signal);
-      // The protocols never answer more than n; were one to, the hold covers n and so does the charge.
-      const files = await keepImages(deps, ctx, result.images.slice(0, body.n));
-      // As PaidCall does up to the answer: a client gone before it could be told of the images is not charged.
-      if (client.signal.aborted) {
-        await paid.release('client_closed');
-        return;
-      }
-      const cost = await paid.settle({
-        chargeNano: imageCharge(model, files.length, shape.resolution),
-        tokensPrompt: 0,
-        tokensCompletion: 0,
-        finishReason: null,
-        mediaCompletion: files.length,
+    try {
+      await guarded(paid, async () => {
+        const { result, model } = await paid.call(async (_m, ep) => {
+          const protocol = deps.protocolOf(ep.provider.kind);
+          // A provider kind without images fails over like any broken endpoint.
+          if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve image models`);
+          const request = { prompt: body.prompt, n: body.n, ...upstreamShape(shape), quality: body.quality, referenceUrls: body.reference_urls };
+          return protocol.generateImages(ep, { ...request, extra: body.extra }, { signal: client.signal, requestId: ctx.requestId });
+        }, client.signal);
+        // The protocols never answer more than n; were one to, the hold covers n and so does the charge.
+        const files = await keepImages(deps, ctx, result.images.slice(0, body.n));
+        // As PaidCall does up to the answer: a client gone before it could be told of the images is not charged.
+        if (client.signal.aborted) {
+          await paid.release('client_closed');
+          return;
+        }
+        const cost = await paid.settle({
+          chargeNano: imageCharge(model, files.length, shape.resolution),
+          tokensPrompt: 0,
+          tokensCompletion: 0,
+          finishReason: null,
+          mediaCompletion: files.length,
+        });
+        res.setHeader('x-gateway-cost', cost);
+        res.json({
+          created: Math.floor(Date.now() / 1000),
+          model: model.config.id,
+          data: files.map((f) => ({ url: `${deps.publicUrl}/v1/files/${f.id}` })),
+        });
       });
-      res.setHeader('x-gateway-cost', cost);
-      res.json({
-        created: Math.floor(Date.now() / 1000),
-        model: model.config.id,
-        data: files.map((f) => ({ url: `${deps.publicUrl}/v1/files/${f.id}` })),
-      });
-    });
+    } finally {
+      client.release();
+    }
   });
 }
