@@ -27,16 +27,40 @@ export function parseRate(value: string): bigint {
   return parseScaled(value, ATTO_DIGITS);
 }
 
-/** A USD amount to nano-USD. Accepts decimal strings and JSON numbers (read by their shortest decimal form, never by binary value). */
+const EXPONENT = /^(-)?(\d+)(?:\.(\d+))?e([+-]?\d+)$/i;
+/** Past this an exponent names no amount anyone means, and its digits would only cost memory. */
+const MAX_EXPONENT = 30;
+
+/**
+ * "1.5e-9" as the plain decimal "0.0000000015", digit for digit: never through a binary value or toFixed, which
+ * rounded 1e-10 to 0 and 1.5e-9 to 2 nano. Anything else is returned as it is.
+ */
+function withoutExponent(value: string): string {
+  const m = EXPONENT.exec(value.trim());
+  if (!m) return value;
+  const [, sign = '', whole, frac = '', exp] = m;
+  const shift = Number(exp);
+  if (Math.abs(shift) > MAX_EXPONENT) throw new RangeError(`exponent out of range: ${value}`);
+  const digits = `${whole}${frac}`;
+  const point = whole.length + shift;
+  const plain =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits.padEnd(point, '0')
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return `${sign}${plain}`;
+}
+
+/**
+ * A USD amount to nano-USD, exactly or not at all: decimal strings and JSON numbers alike (a number read by its
+ * shortest decimal form, never by its binary value), in plain or exponent notation. An amount finer than a nano-USD
+ * is refused (RangeError), never rounded.
+ */
 export function parseUsd(value: string | number): Nano {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new RangeError('amount must be finite');
-    // String(0.1) is "0.1": the shortest round-trip form, which is what the client typed.
-    const s = String(value);
-    if (/e/i.test(s)) return parseScaled(value.toFixed(NANO_DIGITS), NANO_DIGITS);
-    return parseScaled(s, NANO_DIGITS);
-  }
-  return parseScaled(value, NANO_DIGITS);
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('amount must be finite');
+  // String(0.1) is "0.1" and String(1e-10) is "1e-10": what the client typed, not the double's binary expansion.
+  return parseScaled(withoutExponent(String(value)), NANO_DIGITS);
 }
 
 /** Sum of quantity × rate terms (rates in atto), rounded half up once to nano. */

@@ -14,6 +14,18 @@ describe('money', () => {
     expect(() => parseUsd(Number.NaN)).toThrow(RangeError);
   });
 
+  it('reads exponent notation digit for digit, the same for numbers and strings, and refuses what is finer than a nano-dollar', () => {
+    // Once 1e-10 read as 0 and 1.5e-9 as 2 nano (toFixed rounded them).
+    for (const v of [1e-10, '1e-10', 1.5e-9, '1.5e-9', 1.5e-10, '-2.5e-10', '1e-31', '1e31']) expect(() => parseUsd(v)).toThrow(RangeError);
+    expect(parseUsd(1.5e-7)).toBe(150n);
+    expect(parseUsd('1.5E-7')).toBe(150n);
+    expect(parseUsd(2e-9)).toBe(2n);
+    expect(parseUsd('-3e-9')).toBe(-3n);
+    expect(parseUsd(1e21)).toBe(10n ** 30n);
+    expect(parseUsd('1.25e2')).toBe(125_000_000_000n);
+    expect(parseUsd('12.5e-1')).toBe(1_250_000_000n);
+  });
+
   it('sums a charge in atto and rounds once at the end', () => {
     // 3 × 0.001 + 1 × 0.002 = 0.005 exactly
     expect(

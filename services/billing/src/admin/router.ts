@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import type { Db } from '@gateway/db';
-import { parseUsd } from '@gateway/money';
 import { jsonBody, validate } from '@gateway/service-kit';
 import { addCredits, createAccount, creditsRecord, rotateWebhookSecret, updateAccount } from '../ledger/accounts';
 import { createKey, revokeKey } from '../ledger/keys';
@@ -38,7 +37,7 @@ export function adminRouter(
   r.post('/accounts', async (req, res) => {
     const body = validate(createAccountBody, req.body ?? {});
     // A new account is nothing the ledger holds in memory yet: no need to still it.
-    const id = await createAccount(db, parseUsd(body.credits ?? 0), body);
+    const id = await createAccount(db, body.credits ?? 0n, body);
     onAccountOpened(id);
     res.status(201).json({ data: { account_id: id } });
   });
@@ -55,7 +54,7 @@ export function adminRouter(
   });
 
   r.post('/accounts/:id/credits', async (req, res) => {
-    const amount = parseUsd(validate(creditsBody, req.body ?? {}).amount);
+    const { amount } = validate(creditsBody, req.body ?? {});
     const record = await ledger.change(async () => {
       await addCredits(db, req.params.id, amount);
       // Read inside the change: a hold placed after it would not be in the tables yet.
@@ -69,7 +68,7 @@ export function adminRouter(
     const created = await ledger.change(() =>
       createKey(db, req.params.id, {
         label: body.label,
-        limitNano: body.limit == null ? null : parseUsd(body.limit),
+        limitNano: body.limit ?? null,
         expiresAt: body.expires_at ?? null,
       }),
     );
