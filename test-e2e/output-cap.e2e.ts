@@ -1,5 +1,5 @@
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from './support/fake-anthropic';
-import { startFakeOpenAI, type FakeUpstream, type Received } from './support/fake-openai';
+import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { TEXT_PRICE } from './support/config';
 import { textCost } from './support/money';
 import { closedHold, expectChargedForDelivered, type Mode, type TestGateway, usageRecord, useGatewaySuite } from './support/harness';
@@ -67,7 +67,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('output caps and holds through th
     });
   /** The upstream request whose prompt carries `tag`: each test sends a prompt of its own. */
   const sentWith = (upstream: FakeUpstream, tag: string) =>
-    upstream.received((r: Received) => JSON.stringify(r.body.messages).includes(tag), `the call tagged ${tag}`);
+    upstream.received((r) => JSON.stringify(r.body.messages).includes(tag), `the call tagged ${tag}`);
   const words = (text: string) => text.split(' ').filter(Boolean).length;
 
   /** The settled charge of a request that answered: exactly the usage the upstream reported, and inside its hold. */
