@@ -7,7 +7,9 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  * A local OpenAI-compatible upstream whose behaviour is chosen by the upstream model name, so one config can
  * point endpoints at healthy, failing, slow and breaking "providers":
  *   ok            answers "pong", usage 3 prompt / 1 completion (streams "po", "ng")
- *   words-<n>     answers n words ("w1 w2 ..."), usage = prompt 5, completion n
+ *   words-<n>     answers n words ("w1 w2 ..."), usage = prompt 5, completion n; honours the request's output limit
+ *                 as OpenAI does, max_completion_tokens over max_tokens (a word is a token here): stops there,
+ *                 finish_reason length
  *   status-<code> answers that HTTP status with an OpenAI-style error body
  *   slow-<ms>     waits that long before the response head
  *   break-<n>     streams n content chunks, then destroys the socket (no [DONE]); non-streamed: destroys at once
@@ -15,6 +17,9 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *   trickle-<n>-<ms>  streams n words like words-<n>, the first at once and each next one <ms> later (a client
  *                 can leave mid-answer and the gateway has seen exactly the words before it left); stops when
  *                 the gateway hangs up
+ *   reason-<n>    thinks first: n reasoning words as reasoning_content ("thought1 thought2 ..."), then the answer
+ *                 " done"; streamed, it then stays silent, no finish and no usage, until the gateway hangs up (a
+ *                 client that leaves after the last content chunk); usage = prompt 5, completion n + 1
  *   overreport    reports far more completion tokens than max_tokens allows
  *   tool-call     answers with one tool call to the first tool of the request (arguments {"city":"Paris"}),
  *                 finish_reason tool_calls; streamed as OpenAI does (id and name first, arguments in two pieces)
@@ -45,21 +50,26 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     const brk = /^break-(\d+)$/.exec(model);
     const trickle = /^trickle-(\d+)-(\d+)$/.exec(model);
     const words = /^words-(\d+)$/.exec(model) ?? trickle;
+    const limit = body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY;
+    const wordCount = words ? Math.min(Number(words[1]), limit) : 0;
+    const finish = words && wordCount < Number(words[1]) ? 'length' : 'stop';
     const pieces = brk
       ? Array.from({ length: Number(brk[1]) }, (_, i) => `part${i} `)
       : words
-        ? Array.from({ length: Number(words[1]) }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
+        ? Array.from({ length: wordCount }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
         : ['po', 'ng'];
     const usage =
       model === 'overreport'
         ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
         : {
             prompt_tokens: words ? 5 : 3,
-            completion_tokens: words ? Number(words[1]) : 1,
-            total_tokens: (words ? 5 : 3) + (words ? Number(words[1]) : 1),
+            completion_tokens: words ? wordCount : 1,
+            total_tokens: (words ? 5 : 3) + (words ? wordCount : 1),
           };
     const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
     if (model === 'tool-call') return void toolCall(res, body, base);
+    const reason = /^reason-(\d+)$/.exec(model);
+    if (reason) return void reasoning(res, body, base, Number(reason[1]));
     if (model === 'echo') pieces.splice(0, pieces.length, JSON.stringify(body.messages));
 
     if (!body.stream) {
@@ -69,7 +79,7 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
         JSON.stringify({
           ...base,
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
+          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: finish }],
           usage,
         }),
       );
@@ -84,7 +94,7 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
       await new Promise((r) => setImmediate(r));
     }
     if (brk) return void setTimeout(() => req.socket.destroy(), 20);
-    frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    frame({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     if (body.stream_options?.include_usage) frame({ ...base, object: 'chat.completion.chunk', choices: [], usage });
     res.end('data: [DONE]\n\n');
   });
@@ -114,6 +124,25 @@ function toolCall(res: http.ServerResponse, body: Record<string, any>, base: Rec
   frame({}, 'tool_calls');
   if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
   res.end('data: [DONE]\n\n');
+}
+
+async function reasoning(res: http.ServerResponse, body: Record<string, any>, base: Record<string, unknown>, n: number) {
+  const thoughts = Array.from({ length: n }, (_, i) => `${i ? ' ' : ''}thought${i + 1}`);
+  const answer = ' done';
+  if (!body.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const message = { role: 'assistant', reasoning_content: thoughts.join(''), content: answer };
+    const usage = { prompt_tokens: 5, completion_tokens: n + 1, total_tokens: n + 6 };
+    return void res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const frame = (delta: unknown) =>
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+  frame({ role: 'assistant', content: '' });
+  for (const t of thoughts) frame({ reasoning_content: t });
+  frame({ content: answer });
+  // The finish and the usage would come next; this upstream waits for the gateway to hang up instead.
+  await new Promise((r) => res.once('close', r));
 }
 
 function embeddings(res: http.ServerResponse, body: Record<string, any>, model: string) {

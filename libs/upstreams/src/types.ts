@@ -44,7 +44,7 @@ export interface CallOptions {
    */
   signal?: AbortSignal;
   requestId: string;
-  /** The model's max_output_tokens, for protocols that must always send a limit (the message API). */
+  /** The model's max_output_tokens: the message API, which requires a limit, sends it when the call has none, and never one above it. */
   maxOutputTokens?: number;
 }
 

@@ -1,6 +1,7 @@
 import type { ResolvedModel } from '@gateway/config';
 import { charge } from '@gateway/money';
 import { maxTokensOf } from '@gateway/upstreams';
+import { outputCap } from './output-cap';
 
 /**
  * Everything the upstream reads as prompt: each message's content and earlier tool calls, and the tool
@@ -19,10 +20,12 @@ export function promptText(body: { messages: Array<{ content?: unknown; tool_cal
 /** Per message, chat formats add a few framing tokens; 8 bounds every tokenizer we price against. */
 const FRAMING_TOKENS_PER_MESSAGE = 8;
 
-/** Worst case: every prompt byte a token, plus the most the model may write in each choice, plus the flat request price. */
-export function textWorstCase(model: ResolvedModel, prompt: string, messageCount: number, maxTokens: number | undefined, choices = 1): bigint {
-  const cap = model.config.max_output_tokens ?? 4096;
-  const output = (maxTokens === undefined ? cap : Math.min(maxTokens, cap)) * choices;
+/**
+ * Worst case: every prompt byte a token, plus the most the model may write in each choice (the cap the upstream is
+ * sent, see output-cap.ts), plus the flat request price.
+ */
+export function textWorstCase(model: ResolvedModel, prompt: string, messageCount: number, requested: number | undefined, choices = 1): bigint {
+  const output = outputCap(model, requested) * choices;
   const input = maxTokensOf(prompt) + FRAMING_TOKENS_PER_MESSAGE * messageCount;
   return textCharge(model, input, output);
 }

@@ -29,6 +29,14 @@ describe('chat body → message-API request', () => {
     expect(toMessagesRequest({ messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 7 }, 'm').max_tokens).toBe(7);
   });
 
+  it("sends the tightest limit, never above the model's", () => {
+    const ask = (limits: Record<string, number>) => toMessagesRequest({ messages: [{ role: 'user', content: 'x' }], ...limits }, 'm', 100).max_tokens;
+    expect(ask({})).toBe(100);
+    expect(ask({ max_tokens: 5000 })).toBe(100);
+    expect(ask({ max_tokens: 10, max_completion_tokens: 3000 })).toBe(10);
+    expect(ask({ max_tokens: 3000, max_completion_tokens: 10 })).toBe(10);
+  });
+
   it('carries sampling, stop and user; drops fields the message API would refuse', () => {
     const out = toMessagesRequest(
       {

@@ -73,11 +73,23 @@ describe('message-API stream → chat chunks', () => {
     expect(chunks[1].choices[0]).toMatchObject({ finish_reason: 'stop', stop_sequence: 'END' });
   });
 
-  it('ignores blocks it does not translate', async () => {
+  it('passes thinking on as reasoning_content, the billed output a stream cut before its usage is charged for', async () => {
     const { chunks } = await collect([
       start,
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { reasoning_content: 'hmm' }, {}, undefined]);
+  });
+
+  it('ignores blocks it does not translate', async () => {
+    const { chunks } = await collect([
+      start,
+      { type: 'content_block_start', index: 0, content_block: { type: 'redacted_thinking', data: 'opaque' } },
       { type: 'content_block_stop', index: 0 },
       { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } },
       { type: 'message_stop' },

@@ -8,14 +8,14 @@ interface StreamEvent {
   index?: number;
   message?: { id?: string; model?: string; usage?: Partial<MessagesUsage> };
   content_block?: { type: string; [k: string]: unknown };
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  delta?: { type?: string; text?: string; thinking?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
   usage?: Partial<MessagesUsage>;
   error?: { type?: string; message?: string };
 }
 
 /**
  * The message API's stream events (the `data:` payloads; each names its own type) as chat chunks. Text deltas
- * become content, tool_use blocks become tool_calls (numbered in order of appearance, arguments streamed as the
+ * become content, thinking deltas reasoning_content (billed output: a stream cut before its usage counts them), tool_use blocks become tool_calls (numbered in order of appearance, arguments streamed as the
  * upstream's partial JSON), message_delta carries the finish reason, and message_stop closes with the usage chunk.
  * An `error` event, or a stream that ends before message_stop, is a broken stream.
  */
@@ -24,7 +24,7 @@ export async function* toChatChunks(payloads: AsyncIterable<string>): AsyncGener
   let model = '';
   const created = Math.floor(Date.now() / 1000);
   let usage: Partial<MessagesUsage> = {};
-  // Upstream block index → tool call index; blocks the gateway does not translate (thinking...) have no entry.
+  // Upstream block index → tool call index; other blocks (text, thinking...) have no entry.
   const toolIndex = new Map<number, number>();
   const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null, extra: Record<string, unknown> = {}): ChatChunk => ({
     id,
@@ -59,6 +59,7 @@ export async function* toChatChunks(payloads: AsyncIterable<string>): AsyncGener
         break;
       case 'content_block_delta':
         if (event.delta?.type === 'text_delta' && event.delta.text) yield chunk({ content: event.delta.text });
+        else if (event.delta?.type === 'thinking_delta' && event.delta.thinking) yield chunk({ reasoning_content: event.delta.thinking });
         else if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && toolIndex.has(event.index ?? 0)) {
           yield chunk({ tool_calls: [{ index: toolIndex.get(event.index ?? 0), function: { arguments: event.delta.partial_json } }] });
         }

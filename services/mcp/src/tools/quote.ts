@@ -5,6 +5,7 @@ import { imageRate, imageWorstCase } from '@gateway/media/src/images/pricing';
 import { resolveShape } from '@gateway/media/src/images/shape';
 import { characterCount } from '@gateway/media/src/speech/schema';
 import { promptText, textWorstCase } from '@gateway/text/src/text-pricing';
+import { outputCap } from '@gateway/text/src/output-cap';
 import { z } from 'zod';
 import { toolResult } from './result';
 import { modelSlug } from './shapes';
@@ -41,8 +42,7 @@ async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | strin
     case 'text': {
       if (!args.messages) return 'a text model needs `messages` to quote';
       const text = promptText({ messages: args.messages });
-      const cap = m.config.max_output_tokens ?? 4096;
-      const output = args.max_tokens === undefined ? cap : Math.min(args.max_tokens, cap);
+      const output = outputCap(m, args.max_tokens);
       const prompt = await countTokens(text);
       return {
         hold: textWorstCase(m, text, args.messages.length, args.max_tokens),

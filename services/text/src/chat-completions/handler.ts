@@ -11,7 +11,6 @@ export function mountChatCompletions(r: PostRoutes, deps: TextDeps): void {
     const call: ChatCall = {
       slugs: [body.model, ...(body.models ?? [])],
       body: upstreamBody(body),
-      maxTokens: body.max_tokens ?? body.max_completion_tokens,
       stream: body.stream === true,
     };
     if (!call.stream) {

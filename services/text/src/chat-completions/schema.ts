@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outputLimitFields } from '../output-cap';
 
 const message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
@@ -10,8 +11,7 @@ export const chatCompletionBody = z.looseObject({
   model: z.string().min(1),
   messages: z.array(message).min(1, 'at least one message is required'),
   stream: z.boolean().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  max_completion_tokens: z.number().int().positive().optional(),
+  ...outputLimitFields,
   // Sampling parameters pass through unchanged: the contract bounds them on /v1/responses only, and each
   // upstream knows its own range. `n` multiplies the worst case of the hold.
   temperature: z.number().optional(),

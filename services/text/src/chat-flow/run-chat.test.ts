@@ -16,8 +16,11 @@ import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
 import type { StreamClient } from './stream-client';
 
-const body = (text: string): ChatCall['body'] => ({ messages: [{ role: 'user', content: text }] });
-const chat = (slugs: string[], text = 'Hi', maxTokens?: number): ChatCall => ({ slugs, body: body(text), maxTokens, stream: false });
+const body = (text: string, maxTokens?: number): ChatCall['body'] => ({
+  messages: [{ role: 'user', content: text }],
+  ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+});
+const chat = (slugs: string[], text = 'Hi', maxTokens?: number): ChatCall => ({ slugs, body: body(text, maxTokens), stream: false });
 
 describe('chat flow', () => {
   let fx: SpendFixture;
@@ -59,11 +62,30 @@ describe('chat flow', () => {
       expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([dear]);
     });
 
+    it("sends each model the cap its hold was sized from: the client's tightest limit, never above the model's", async () => {
+      const { deps, upstream, model } = await world(
+        [
+          { id: 'acme/small', endpoints: ['p1/small'], maxOutputTokens: 10 },
+          { id: 'acme/big', endpoints: ['p1/big'], maxOutputTokens: 200 },
+        ],
+        { 'p1/small': fails(503), 'p1/big': answers('ok') },
+      );
+      const call = chat(['acme/small', 'acme/big']);
+      call.body.max_completion_tokens = 3000;
+      call.body.max_tokens = 150;
+      await completeChat(testContext(), deps, call);
+      expect(upstream.calls.map((c) => [c.endpoint, c.body.max_tokens, c.body.max_completion_tokens])).toEqual([
+        ['p1/small', 10, 10],
+        ['p1/big', 150, 150],
+      ]);
+      expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([textWorstCase(model('acme/big'), 'Hi', 1, 150)]);
+    });
+
     it("holds a prompt batch at the sum of its prompts' worst cases and settles it once", async () => {
       const { deps, model } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
         'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }),
       });
-      const { outcomes, total } = await completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second prompt')], 20);
+      const { outcomes, total } = await completeChats(testContext(), deps, ['acme/chat'], [body('first', 20), body('second prompt', 20)]);
       const m = model('acme/chat');
       expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([textWorstCase(m, 'first', 1, 20) + textWorstCase(m, 'second prompt', 1, 20)]);
       expect(outcomes).toHaveLength(2);
@@ -76,7 +98,7 @@ describe('chat flow', () => {
       const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
         'p1/chat': answers('ok', { prompt_tokens: 2, completion_tokens: 1 }),
       });
-      await completeChats(testContext(), deps, ['acme/chat'], [body('a'), body('b'), body('c')], 20);
+      await completeChats(testContext(), deps, ['acme/chat'], [body('a'), body('b'), body('c')]);
       await fx.billing.delivered();
       expect(fx.billing.closes).toMatchObject([{ record: { attempts: 3, fallback_used: false } }]);
     });
@@ -85,7 +107,7 @@ describe('chat flow', () => {
       let answered = 0;
       const firstOnly: Behaviour = (call) => (answered++ === 0 ? answers('ok', { prompt_tokens: 2, completion_tokens: 1 })(call) : fails(503)(call));
       const { deps, upstream } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], { 'p1/chat': firstOnly });
-      await expect(completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second')], 20)).rejects.toMatchObject({
+      await expect(completeChats(testContext(), deps, ['acme/chat'], [body('first'), body('second')])).rejects.toMatchObject({
         code: 'upstream_unavailable',
       });
       expect(upstream.calls).toHaveLength(2);

@@ -5,6 +5,8 @@ import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
 import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { promptText, textCharge, textWorstCase } from '../text-pricing';
+import { requestedCap, withOutputCap } from '../output-cap';
+import { generatedText } from './generated-text';
 import { withSseClient, type StreamClient } from './stream-client';
 
 export interface TextDeps extends SpendDeps {
@@ -15,9 +17,11 @@ export interface TextDeps extends SpendDeps {
 export interface ChatCall {
   /** The requested model, then its fallbacks. */
   slugs: string[];
-  /** Sent upstream as is (the protocol module sets the upstream model). */
+  /**
+   * Sent upstream as is, but for its output limit: the hold and the upstream both take it from the body's limit
+   * fields, capped by the model (output-cap.ts). The protocol module sets the upstream model.
+   */
   body: Record<string, unknown> & { messages: Array<{ role: string; content?: unknown }> };
-  maxTokens?: number;
   stream: boolean;
 }
 
@@ -55,28 +59,26 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 }
 
 /** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
-async function begin(
-  ctx: RequestContext,
-  deps: TextDeps,
-  slugs: string[],
-  bodies: ChatCall['body'][],
-  maxTokens: number | undefined,
-  streamed: boolean,
-): Promise<PaidCall> {
+async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], streamed: boolean): Promise<PaidCall> {
   // `n` choices may each run to the output cap, so the worst case counts every one of them.
-  const prompts = bodies.map((b) => ({ text: promptText(b), count: b.messages.length, choices: typeof b.n === 'number' ? b.n : 1 }));
+  const prompts = bodies.map((b) => ({
+    text: promptText(b),
+    count: b.messages.length,
+    requested: requestedCap(b),
+    choices: typeof b.n === 'number' ? b.n : 1,
+  }));
   return PaidCall.begin(deps, {
     ctx,
     category: 'text',
     slugs,
     streamed,
-    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, maxTokens, p.choices), 0n),
+    worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, p.requested, p.choices), 0n),
   });
 }
 
 /** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
 export async function completeChat(ctx: RequestContext, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
-  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body], call.maxTokens);
+  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body]);
   return outcomes[0];
 }
 
@@ -91,20 +93,22 @@ export async function completeChats(
   deps: TextDeps,
   slugs: string[],
   bodies: ChatCall['body'][],
-  maxTokens: number | undefined,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const paid = await begin(ctx, deps, slugs, bodies, maxTokens, false);
+  const paid = await begin(ctx, deps, slugs, bodies, false);
   const { requestId } = ctx;
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> =
       [];
     for (const body of bodies) {
       const { result, model } = await paid.call((m, ep) =>
-        protocol(deps, ep.provider.kind).chat(ep, { ...body, stream: false }, { requestId, maxOutputTokens: m.config.max_output_tokens }),
+        protocol(deps, ep.provider.kind).chat(ep, withOutputCap(m, { ...body, stream: false }), {
+          requestId,
+          maxOutputTokens: m.config.max_output_tokens,
+        }),
       );
       const u = result.usage ?? {
         prompt_tokens: await countTokens(promptText(body)),
-        completion_tokens: await countTokens(contentOf(result)),
+        completion_tokens: await countTokens(result.choices.map((c) => generatedText(c.message)).join('')),
       };
       answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
     }
@@ -123,12 +127,6 @@ export async function completeChats(
   });
 }
 
-function contentOf(c: ChatCompletion): string {
-  return c.choices
-    .map((ch) => (typeof ch.message?.content === 'string' ? ch.message.content : '') + JSON.stringify(ch.message?.tool_calls ?? ''))
-    .join('');
-}
-
 /** The streamed chat flow on an Express response: the response's close is the client leaving. */
 export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
   return withSseClient(res, (client) => runChatStream(ctx, client, deps, call, sink));
@@ -138,18 +136,19 @@ export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, c
  * The streamed chat flow. The first chunk is pulled inside the failover loop, so an upstream that accepts and then
  * dies before saying anything still hands over to the next endpoint, and the client gets a JSON error with a real
  * status if all fail. After the first byte, a failure goes to the sink's error frame. Billing: the upstream's
- * usage when it reports it; on a break, the prompt plus the delivered tokens (counted); nothing if none was delivered.
+ * usage when it reports it; on a break, the prompt plus the delivered tokens of every kind, reasoning included
+ * (counted); nothing if none was delivered.
  */
 export async function runChatStream(ctx: RequestContext, client: StreamClient, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
-  const paid = await begin(ctx, deps, call.slugs, [call.body], call.maxTokens, true);
+  const paid = await begin(ctx, deps, call.slugs, [call.body], true);
   const { requestId } = ctx;
   const { result, model } = await guarded(paid, () =>
     paid.call(async (m, ep) => {
-      const chunks = await protocol(deps, ep.provider.kind).chatStream(
-        ep,
-        { ...call.body, stream: true },
-        { signal: client.signal, requestId, maxOutputTokens: m.config.max_output_tokens },
-      );
+      const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, withOutputCap(m, { ...call.body, stream: true }), {
+        signal: client.signal,
+        requestId,
+        maxOutputTokens: m.config.max_output_tokens,
+      });
       const iterator = chunks[Symbol.asyncIterator]();
       return { iterator, first: await iterator.next() };
     }, client.signal),
@@ -177,8 +176,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     for (let step = result.first; !step.done; step = await result.iterator.next()) {
       const chunk = step.value;
       for (const c of chunk.choices) {
-        if (typeof c.delta?.content === 'string') delivered += c.delta.content;
-        if (c.delta?.tool_calls) delivered += JSON.stringify(c.delta.tool_calls);
+        delivered += generatedText(c.delta);
         if (c.finish_reason) finishReason = c.finish_reason;
       }
       if (chunk.usage) reported = chunk.usage;

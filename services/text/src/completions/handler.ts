@@ -25,7 +25,6 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
         deps,
         slugs,
         prompts.map((p) => chatBodyFor(body, p)),
-        body.max_tokens,
       );
       sendJson(res, {
         id: outcomes[0].requestId,
@@ -51,7 +50,7 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
       contextOf(req),
       res,
       deps,
-      { slugs, body: chatBodyFor(body, prompts[0]), maxTokens: body.max_tokens, stream: true },
+      { slugs, body: chatBodyFor(body, prompts[0]), stream: true },
       {
         start(model, requestId) {
           id = requestId;

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { outputLimitFields } from '../output-cap';
 
 /** POST /v1/completions (legacy text completions). Unknown fields pass through to the upstream, as on chat. */
 export const completionBody = z.looseObject({
   model: z.string().min(1),
   prompt: z.union([z.string(), z.array(z.string()).min(1, 'prompt must not be an empty array').max(20, 'at most 20 prompts per request')]),
-  max_tokens: z.number().int().positive().optional(),
+  // max_completion_tokens is no legacy field, but unknown fields pass through, so it is held to the same rule.
+  ...outputLimitFields,
   stream: z.boolean().optional(),
   // Passed through unchanged, as on chat: the upstream knows its own range.
   temperature: z.number().optional(),

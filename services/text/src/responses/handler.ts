@@ -15,7 +15,6 @@ export function mountResponses(r: PostRoutes, deps: TextDeps): void {
     const call: ChatCall = {
       slugs: [body.model],
       body: toChatBody(body),
-      maxTokens: body.max_output_tokens ?? undefined,
       stream: body.stream === true,
     };
     if (!call.stream) {

@@ -1,0 +1,46 @@
+import type { ResolvedModel } from '@gateway/config';
+import { z } from 'zod';
+
+/**
+ * The chat fields by which a client limits the answer, as every chat-shaped route validates them. Upstreams differ
+ * in which one they read (reasoning models refuse max_tokens, older servers ignore max_completion_tokens), so the
+ * tightest one counts, and every one the client sent goes upstream at that same value: whichever field the upstream
+ * reads, it cannot write past the hold.
+ */
+export const outputLimitFields = {
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+};
+
+const LIMIT_FIELDS = Object.keys(outputLimitFields) as Array<keyof typeof outputLimitFields>;
+
+/** Only for a model without max_output_tokens, which the config schema refuses for text models. */
+const FALLBACK_MODEL_CAP = 4096;
+
+/** The tightest output limit a chat-shaped body asks for, or undefined when it asks for none. */
+export function requestedCap(body: Record<string, unknown>): number | undefined {
+  let cap: number | undefined;
+  for (const field of LIMIT_FIELDS) {
+    const v = body[field];
+    if (typeof v === 'number') cap = cap === undefined ? v : Math.min(cap, v);
+  }
+  return cap;
+}
+
+/** The most `model` may write per choice: what the client asked for, never above the model's own limit. */
+export function outputCap(model: ResolvedModel, requested: number | undefined): number {
+  const modelCap = model.config.max_output_tokens ?? FALLBACK_MODEL_CAP;
+  return requested === undefined ? modelCap : Math.min(requested, modelCap);
+}
+
+/**
+ * A chat-shaped body as the upstream receives it: the effective cap (the one the hold is sized from) in each limit
+ * field the client sent, or in max_tokens, the field every chat upstream knows, when it sent none.
+ */
+export function withOutputCap<B extends Record<string, unknown>>(model: ResolvedModel, body: B): B {
+  const cap = outputCap(model, requestedCap(body));
+  const out: Record<string, unknown> = { ...body };
+  const sent = LIMIT_FIELDS.filter((f) => typeof body[f] === 'number');
+  for (const field of sent.length ? sent : ['max_tokens']) out[field] = cap;
+  return out as B;
+}
