@@ -76,10 +76,11 @@ export function readChunk(data: string, onMalformedUsage: (issue: string) => voi
   } catch {
     throw new UpstreamError('protocol', 'upstream sent a malformed stream frame');
   }
-  const failed = streamError.safeParse(json);
-  if (failed.success) {
-    const e = failed.data.error;
-    const message = typeof e === 'string' ? e : (e.message ?? 'unknown');
+  // Looked for before the schema is asked: a failed parse builds an error, which every ordinary chunk would pay for.
+  if ((json as { error?: unknown } | null)?.error != null) {
+    const failed = streamError.safeParse(json);
+    const e = failed.success ? failed.data.error : undefined;
+    const message = typeof e === 'string' ? e : (e?.message ?? 'unknown');
     throw new UpstreamError('broken_stream', `upstream stream error: ${message.slice(0, 500)}`);
   }
   const c = parsed(chunk, json, 'stream chunk');
