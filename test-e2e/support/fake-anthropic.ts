@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import { startFakeServer, type FakeUpstream } from './fake-server';
+import { malformedCountOf } from './malformed-usage';
 
 /**
  * A local message-API upstream (POST /v1/messages, JSON or SSE events) whose behaviour is chosen by the upstream
@@ -13,6 +14,8 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *   status-<code> answers that HTTP status with a message-API error body
  *   break-<n>     streams n text deltas, then destroys the socket (no message_stop); non-streamed: destroys at once
  *   error-<n>     streams n text deltas, then an `error` event (overloaded_error) and ends
+ *   bad-usage-<kind>  answers as ok, with every usage figure malformed as support/malformed-usage.ts names it
+ *   bad-content   answers a text block without text (an answer in the wrong shape)
  */
 export const FAKE_ANTHROPIC_KEY = 'fake-anthropic-key';
 
@@ -22,9 +25,19 @@ function answerOf(body: Body): {
   content: any[];
   stop_reason: string;
   stop_sequence: string | null;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: { input_tokens: unknown; output_tokens: unknown };
 } {
   const model: string = body.model;
+  const bad = malformedCountOf(model);
+  if (bad !== undefined)
+    return {
+      content: [{ type: 'text', text: 'pong' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: bad, output_tokens: bad },
+    };
+  if (model === 'bad-content')
+    return { content: [{ type: 'text', text: 7 }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } };
   const last = body.messages?.[body.messages.length - 1];
   const results = Array.isArray(last?.content) ? last.content.filter((b: any) => b.type === 'tool_result') : [];
   if (model === 'tool-use' && results.length) {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { startFakeServer, type FakeUpstream } from './fake-server';
+import { malformedCountOf } from './malformed-usage';
 
 /**
  * A local Cohere-style rerank upstream (POST /v1/rerank, the real request and answer shapes). Behaviour is chosen by
@@ -10,6 +11,8 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *   unsorted      as ok, but answers every document in request order, ignoring top_n
  *   status-<code> answers that HTTP status with a Cohere-style error body ({message})
  *   slow-<ms>     waits that long before the response head, then answers as ok
+ *   bad-usage-<kind>  as ok, with meta.billed_units.search_units and meta.tokens.input_tokens malformed as
+ *                 support/malformed-usage.ts names it
  * A request without `Authorization: Bearer <key>` answers 401, as Cohere does.
  */
 export type FakeCohere = FakeUpstream;
@@ -46,10 +49,15 @@ export function startFakeCohere(): Promise<FakeCohere> {
         ? scored
         : [...scored].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index).slice(0, body.top_n ?? scored.length);
     const tokens = /^tokens-(\d+)$/.exec(model);
+    const bad = malformedCountOf(model);
     answer(200, {
       id: crypto.randomUUID(),
       results,
-      meta: { api_version: { version: '2' }, billed_units: { search_units: 1 }, ...(tokens ? { tokens: { input_tokens: Number(tokens[1]) } } : {}) },
+      meta: {
+        api_version: { version: '2' },
+        billed_units: { search_units: bad ?? 1 },
+        ...(tokens ? { tokens: { input_tokens: Number(tokens[1]) } } : bad !== undefined ? { tokens: { input_tokens: bad } } : {}),
+      },
     });
   });
 }

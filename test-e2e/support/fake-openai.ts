@@ -2,6 +2,7 @@ import type http from 'node:http';
 import { fakeSpeech, fakeTranscription } from './fake-openai-audio';
 import { fakeImageFile, fakeImages } from './fake-openai-images';
 import { startFakeServer, type FakeUpstream } from './fake-server';
+import { malformedCountOf } from './malformed-usage';
 
 /**
  * A local OpenAI-compatible upstream whose behaviour is chosen by the upstream model name, so one config can
@@ -21,11 +22,14 @@ import { startFakeServer, type FakeUpstream } from './fake-server';
  *                 " done"; streamed, it then stays silent, no finish and no usage, until the gateway hangs up (a
  *                 client that leaves after the last content chunk); usage = prompt 5, completion n + 1
  *   overreport    reports far more completion tokens than max_tokens allows
+ *   bad-usage-<kind>  answers as ok, with every usage figure malformed as support/malformed-usage.ts names it
+ *                 (fraction, string, negative, huge)
+ *   bad-content   answers a message whose content is a number (an answer in the wrong shape)
  *   tool-call     answers with one tool call to the first tool of the request (arguments {"city":"Paris"}),
  *                 finish_reason tool_calls; streamed as OpenAI does (id and name first, arguments in two pieces)
  *   echo          answers with the JSON of the messages it received (to check translations)
  * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
- * number of inputs × 2; model status-<code> fails as above.
+ * number of inputs × 2; model status-<code> fails as above, bad-usage-<kind> reports that malformed figure.
  * POST /v1/images/generations and the image files it links to: see fake-openai-images.ts.
  * POST /v1/audio/speech and /v1/audio/transcriptions (multipart): see fake-openai-audio.ts.
  */
@@ -58,14 +62,17 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
       : words
         ? Array.from({ length: wordCount }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
         : ['po', 'ng'];
+    const bad = malformedCountOf(model);
     const usage =
       model === 'overreport'
         ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
-        : {
-            prompt_tokens: words ? 5 : 3,
-            completion_tokens: words ? wordCount : 1,
-            total_tokens: (words ? 5 : 3) + (words ? wordCount : 1),
-          };
+        : bad !== undefined
+          ? { prompt_tokens: bad, completion_tokens: bad, total_tokens: bad }
+          : {
+              prompt_tokens: words ? 5 : 3,
+              completion_tokens: words ? wordCount : 1,
+              total_tokens: (words ? 5 : 3) + (words ? wordCount : 1),
+            };
     const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
     if (model === 'tool-call') return void toolCall(res, body, base);
     const reason = /^reason-(\d+)$/.exec(model);
@@ -75,11 +82,12 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     if (!body.stream) {
       if (brk) return void req.socket.destroy();
       res.writeHead(200, { 'content-type': 'application/json' });
+      const content = model === 'bad-content' ? 42 : pieces.join('');
       return void res.end(
         JSON.stringify({
           ...base,
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: finish }],
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finish }],
           usage,
         }),
       );
@@ -160,5 +168,6 @@ function embeddings(res: http.ServerResponse, body: Record<string, any>, model: 
     embedding: Array.from({ length: dims }, (_, d) => ((JSON.stringify(input).length + d * 7 + index) % 16) / 16),
   }));
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ object: 'list', model, data, usage: { prompt_tokens: inputs.length * 2, total_tokens: inputs.length * 2 } }));
+  const tokens = malformedCountOf(model) ?? inputs.length * 2;
+  res.end(JSON.stringify({ object: 'list', model, data, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
 }

@@ -3,6 +3,7 @@ import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
 import { dispatchWhole, type WholeAnswer } from './whole-answer';
+import { errorMessageOf } from './error-body';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -179,16 +180,4 @@ function statusError(status: number, text: string): UpstreamError {
 export function headerOf(res: Dispatcher.ResponseData, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** OpenAI and Anthropic put the reason in `error.message` (Anthropic its kind in `error.type`), Cohere in `message`. */
-function errorMessageOf(text: string): string {
-  try {
-    const json = JSON.parse(text);
-    const m = json?.error?.message ?? json?.message ?? json?.error;
-    if (typeof m === 'string') return typeof json?.error?.type === 'string' && json.type === 'error' ? `${json.error.type}: ${m}` : m;
-  } catch {
-    /* not JSON: keep the text */
-  }
-  return text.slice(0, 500);
 }

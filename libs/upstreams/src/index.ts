@@ -36,6 +36,8 @@ export { createFalProtocol } from './fal';
 export { createSimulatedQueue } from './simulated/queue';
 export { silentMp4 } from './simulated/mp4';
 export { guardedAgent, isPublicUnicast, OriginRefusedError } from './origin-guard';
+export type { UpstreamWatch } from './answer-schema';
+import { malformedUsageReport, type UpstreamWatch } from './answer-schema';
 import type { ProviderConfig } from '@gateway/config';
 import type { EmbeddingProtocol, ImageProtocol, QueueProtocol, RerankProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from './types';
 import { createOpenAIProtocol } from './openai';
@@ -61,13 +63,17 @@ type AnyProtocol = Partial<
   TextProtocol & EmbeddingProtocol & RerankProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol & QueueProtocol
 >;
 
-/** One protocol object per provider kind, shared by every endpoint of that kind. */
-export function createProtocols(): Protocols {
+/**
+ * One protocol object per provider kind, shared by every endpoint of that kind. `watch` is where a protocol
+ * reports usage it refused (logged and counted per endpoint); the call itself goes on with the gateway's count.
+ */
+export function createProtocols(watch: UpstreamWatch): Protocols {
+  const malformedUsage = malformedUsageReport(watch);
   const byKind: Partial<Record<Kind, AnyProtocol>> = {
-    openai: createOpenAIProtocol(),
+    openai: createOpenAIProtocol(process.env, malformedUsage),
     simulated: createSimulatedProtocol(),
-    anthropic: createAnthropicProtocol(),
-    cohere: createCohereProtocol(),
+    anthropic: createAnthropicProtocol(process.env, malformedUsage),
+    cohere: createCohereProtocol(process.env, malformedUsage),
     fal: createFalProtocol(),
   };
   const has = <K extends string>(kind: Kind, method: K) => {

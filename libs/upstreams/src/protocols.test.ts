@@ -1,7 +1,7 @@
 import { createProtocols } from '.';
 
 describe('createProtocols', () => {
-  const protocols = createProtocols();
+  const protocols = createProtocols({});
   const capabilities = ['text', 'embedding', 'rerank', 'image', 'speech', 'transcription'] as const;
   const served = (kind: Parameters<typeof protocols.text>[0]) => capabilities.filter((c) => protocols[c](kind) !== undefined);
 

@@ -48,7 +48,7 @@ export interface JobsService {
  * leases keep two of them from driving one job or sending one delivery.
  */
 export function createJobsService(deps: JobsServiceDeps, config: GatewayConfig): JobsService {
-  const protocols = createProtocols();
+  const protocols = createProtocols(deps);
   const relay = createRelay(deps.db, deps.bus, deps.logger);
   const dispatcher = createWebhookDispatcher({
     db: deps.db,

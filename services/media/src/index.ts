@@ -42,7 +42,7 @@ export interface MediaService {
 /** Media routes, one folder each, on the shared money flow; generated files are streamed through /v1/files. */
 export function createMediaService(deps: MediaServiceDeps, opts: { maxRequestBody: string; maxAudioBody: string }): MediaService {
   const router = Router();
-  const protocols = createProtocols();
+  const protocols = createProtocols(deps);
   // Ahead of the JSON parser below: a recording in base64 needs the larger limit this route parses with.
   mountTranscriptions(router, { ...deps, protocolOf: protocols.transcription }, opts.maxAudioBody);
   // Also ahead of the JSON parser: it takes the raw bytes. A video may be far larger than any JSON request.

@@ -16,7 +16,7 @@ export interface TextService {
 /** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
 export function createTextService(deps: SpendDeps, opts: { maxRequestBody: string }): TextService {
   const router = exactRoutes(jsonBody(opts.maxRequestBody));
-  const protocols = createProtocols();
+  const protocols = createProtocols(deps);
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
     deps.circuits
       .snapshot()

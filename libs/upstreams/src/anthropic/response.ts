@@ -17,9 +17,9 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
 }
 
 /** Cached prompt tokens are still prompt tokens to the gateway, which prices every prompt token alike. */
-export function chatUsageOf(u: Partial<MessagesUsage>): ChatUsage {
-  const prompt = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-  const completion = u.output_tokens ?? 0;
+export function chatUsageOf(u: MessagesUsage): ChatUsage {
+  const prompt = u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+  const completion = u.output_tokens;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
@@ -55,6 +55,7 @@ export function toChatCompletion(answer: MessagesAnswer): ChatCompletion {
         ...(answer.stop_sequence ? { stop_sequence: answer.stop_sequence } : {}),
       },
     ],
-    usage: chatUsageOf(answer.usage ?? {}),
+    // Without usage the chat flow counts the tokens itself, as it does for any upstream that reports none.
+    ...(answer.usage ? { usage: chatUsageOf(answer.usage) } : {}),
   };
 }

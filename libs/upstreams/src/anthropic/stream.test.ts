@@ -6,13 +6,14 @@ async function* payloads(events: unknown[]) {
   for (const e of events) yield JSON.stringify(e);
 }
 
-async function collect(events: unknown[]): Promise<{ chunks: ChatChunk[]; error?: unknown }> {
+async function collect(events: unknown[]): Promise<{ chunks: ChatChunk[]; error?: unknown; issues: string[] }> {
   const chunks: ChatChunk[] = [];
+  const issues: string[] = [];
   try {
-    for await (const c of toChatChunks(payloads(events))) chunks.push(c);
-    return { chunks };
+    for await (const c of toChatChunks(payloads(events), (issue) => issues.push(issue))) chunks.push(c);
+    return { chunks, issues };
   } catch (error) {
-    return { chunks, error };
+    return { chunks, error, issues };
   }
 }
 

@@ -47,7 +47,8 @@ export interface MessagesAnswer {
   role: 'assistant';
   model: string;
   content: AnswerBlock[];
-  stop_reason: string | null;
-  stop_sequence: string | null;
-  usage: MessagesUsage;
+  stop_reason?: string | null;
+  stop_sequence?: string | null;
+  /** Absent when the upstream reported none, or none the gateway would bill (anthropic/schema.ts). */
+  usage?: MessagesUsage;
 }

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { QueueLog, QueueStatus, QueueTicket } from '../types';
 import { UpstreamError } from '../upstream-error';
 import { readText } from '../http';
+import { parsed } from '../answer-schema';
 
 const submitAnswer = z.object({
   request_id: z.string().min(1),
@@ -40,12 +41,6 @@ async function json(res: Dispatcher.ResponseData): Promise<unknown> {
   } catch {
     throw new UpstreamError('protocol', 'upstream answer is not JSON');
   }
-}
-
-function parsed<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const r = schema.safeParse(value);
-  if (!r.success) throw new UpstreamError('protocol', `upstream ${what} is malformed: ${r.error.issues[0]?.message ?? 'unknown'}`);
-  return r.data;
 }
 
 export async function readTicket(res: Dispatcher.ResponseData): Promise<QueueTicket> {

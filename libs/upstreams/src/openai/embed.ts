@@ -1,12 +1,14 @@
 import type { EmbeddingProtocol, EmbeddingResult } from '../types';
 import { UpstreamError } from '../upstream-error';
 import type { JsonCall } from '../http';
+import type { MalformedUsage } from '../answer-schema';
+import { embeddingsUsageOf } from './schema';
 
 /**
  * POST {base_url}/embeddings. Floats are always asked for: the route encodes base64 itself, so every provider
  * kind answers the client the same way whatever it supports.
  */
-export function openAIEmbed(call: JsonCall): EmbeddingProtocol['embed'] {
+export function openAIEmbed(call: JsonCall, malformedUsage: MalformedUsage): EmbeddingProtocol['embed'] {
   return async (ep, body, opts) => {
     const answer = await call(
       ep,
@@ -20,7 +22,7 @@ export function openAIEmbed(call: JsonCall): EmbeddingProtocol['embed'] {
       },
       opts,
     );
-    return readEmbeddings(answer, body.input.length);
+    return readEmbeddings(answer, body.input.length, (issue) => malformedUsage(ep, issue));
   };
 }
 
@@ -29,7 +31,7 @@ export function openAIEmbed(call: JsonCall): EmbeddingProtocol['embed'] {
  * garbled answer is the upstream's fault, so it fails over. Some servers answer base64 whatever was asked; that is
  * decoded here (little-endian float32, OpenAI's encoding).
  */
-export function readEmbeddings(json: unknown, inputs: number): EmbeddingResult {
+export function readEmbeddings(json: unknown, inputs: number, onMalformedUsage: (issue: string) => void): EmbeddingResult {
   const data = (json as { data?: unknown })?.data;
   if (!Array.isArray(data) || data.length !== inputs) {
     throw new UpstreamError('protocol', `upstream answered ${Array.isArray(data) ? data.length : 'no'} embeddings for ${inputs} inputs`);
@@ -46,11 +48,8 @@ export function readEmbeddings(json: unknown, inputs: number): EmbeddingResult {
     }
     out[index] = { index, embedding };
   }
-  const reported = (json as { usage?: { prompt_tokens?: unknown } }).usage?.prompt_tokens;
-  return {
-    data: out,
-    ...(typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? { usage: { prompt_tokens: reported } } : {}),
-  };
+  const usage = embeddingsUsageOf(json, onMalformedUsage);
+  return { data: out, ...(usage ? { usage } : {}) };
 }
 
 function fromBase64Float32(b64: string): number[] | undefined {

@@ -1,11 +1,13 @@
-import type { ChatChunk, ChatCompletion, EmbeddingProtocol, ImageProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from '../types';
+import type { EmbeddingProtocol, ImageProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from '../types';
 import { UpstreamError, classify } from '../upstream-error';
+import type { MalformedUsage } from '../answer-schema';
 import { sseData } from '../sse';
 import { openAIEmbed } from './embed';
 import { openAIImages } from './images';
 import { openAISpeech } from './speech';
 import { openAITranscribe } from './transcription';
 import { createUpstreamClient } from '../http';
+import { readChunk, readCompletion } from './schema';
 
 /**
  * OpenAI-compatible upstreams (`kind: openai`): chat completions, embeddings, image generations, speech and
@@ -13,15 +15,15 @@ import { createUpstreamClient } from '../http';
  */
 export function createOpenAIProtocol(
   env: NodeJS.ProcessEnv = process.env,
+  malformedUsage: MalformedUsage = () => {},
 ): TextProtocol & EmbeddingProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol {
   const client = createUpstreamClient({}, env);
   const post = client.json;
 
   return {
     async chat(ep, body, opts) {
-      const json = (await client.jsonWhole(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: false }, opts)) as ChatCompletion;
-      if (!json || !Array.isArray(json.choices)) throw new UpstreamError('protocol', 'upstream answer has no choices');
-      return json;
+      const json = await client.jsonWhole(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: false }, opts);
+      return readCompletion(json, (issue) => malformedUsage(ep, issue));
     },
     async chatStream(ep, body, opts) {
       const streamOptions = { ...((body.stream_options as object) ?? {}), include_usage: true };
@@ -30,14 +32,7 @@ export function createOpenAIProtocol(
         try {
           for await (const data of sseData(res.body)) {
             if (data === '[DONE]') return;
-            let chunk: ChatChunk & { error?: { message?: string } };
-            try {
-              chunk = JSON.parse(data);
-            } catch {
-              throw new UpstreamError('protocol', 'upstream sent a malformed stream frame');
-            }
-            if (chunk.error) throw new UpstreamError('broken_stream', `upstream stream error: ${chunk.error.message ?? 'unknown'}`);
-            yield chunk;
+            yield readChunk(data, (issue) => malformedUsage(ep, issue));
           }
           // The body ended without [DONE]: the upstream hung up mid-answer.
           throw new UpstreamError('broken_stream', 'upstream stream ended early');
@@ -46,7 +41,7 @@ export function createOpenAIProtocol(
         }
       })();
     },
-    embed: openAIEmbed(client.jsonWhole),
+    embed: openAIEmbed(client.jsonWhole, malformedUsage),
     generateImages: openAIImages(client.jsonWhole),
     speech: openAISpeech(post),
     transcribe: openAITranscribe(client.form),

@@ -18,7 +18,7 @@ function queueAt(start = 1_700_000_000_000) {
 
 describe('simulated video queue', () => {
   it('is what createProtocols serves for kind simulated, and for kind fal', () => {
-    const protocols = createProtocols();
+    const protocols = createProtocols({});
     expect(typeof protocols.queue('simulated')?.submit).toBe('function');
     expect(typeof protocols.queue('fal')?.submit).toBe('function');
     expect(protocols.queue('openai')).toBeUndefined();
