@@ -188,8 +188,9 @@ describe.each(modes)('upstream answers checked at the boundary, through the %s g
     const body = await r.json();
     expect(body.choices[0].message.content).toBe('pong');
     const requestId = r.headers.get('x-gateway-request-id');
-    expect(await generationOf(gw, acct.key, requestId)).toMatchObject({ status: 'succeeded', attempts: 2, fallback_used: true });
+    // The hold first: it waits for the settle, which the fleet's generation record follows over the bus.
     expect(await closedHold(gw, acct.accountId, requestId)).toMatchObject({ state: 'settled', charge: nano(body.usage.cost).toString() });
+    expect(await generationOf(gw, acct.key, requestId)).toMatchObject({ status: 'succeeded', attempts: 2, fallback_used: true });
   });
 
   it('answers 503 upstream_unavailable, charging nothing, when every endpoint answers in the wrong shape', async () => {
