@@ -116,7 +116,9 @@ describe.each(['embedded', 'fleet'] as Mode[])('output caps and holds through th
   it("sends the model's max_output_tokens upstream when the client sets no limit, or one above the model's", async () => {
     const none = await post('/v1/chat/completions', { model: 'cap/words', messages: [{ role: 'user', content: 'no-limit' }] });
     expect(none.status).toBe(200);
-    expect((await sentWith(oai, 'no-limit')).body.max_tokens).toBe(100);
+    const sentNone = (await sentWith(oai, 'no-limit')).body;
+    expect(sentNone.max_completion_tokens).toBe(100);
+    expect(sentNone.max_tokens).toBeUndefined();
     expect(words((await none.json()).choices[0].message.content)).toBe(100);
     await expectCharged(none.headers.get('x-gateway-request-id'), 5, 100);
 

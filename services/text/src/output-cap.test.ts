@@ -14,7 +14,7 @@ describe('the output cap', () => {
     expect(outputCap(model(100), 10)).toBe(10);
   });
 
-  it('goes upstream at that one value in every limit field the client sent, and in max_tokens when it sent none', () => {
+  it('goes upstream at that one value in every limit field the client sent, and in max_completion_tokens when it sent none', () => {
     expect(withOutputCap(model(4000), { messages, max_tokens: 10, max_completion_tokens: 3000 })).toEqual({
       messages,
       max_tokens: 10,
@@ -22,6 +22,6 @@ describe('the output cap', () => {
     });
     expect(withOutputCap(model(100), { messages, max_completion_tokens: 3000 })).toEqual({ messages, max_completion_tokens: 100 });
     expect(withOutputCap(model(100), { messages, max_tokens: 7 })).toEqual({ messages, max_tokens: 7 });
-    expect(withOutputCap(model(100), { messages })).toEqual({ messages, max_tokens: 100 });
+    expect(withOutputCap(model(100), { messages })).toEqual({ messages, max_completion_tokens: 100 });
   });
 });

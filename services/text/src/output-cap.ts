@@ -35,12 +35,13 @@ export function outputCap(model: ResolvedModel, requested: number | undefined): 
 
 /**
  * A chat-shaped body as the upstream receives it: the effective cap (the one the hold is sized from) in each limit
- * field the client sent, or in max_tokens, the field every chat upstream knows, when it sent none.
+ * field the client sent, or, when it sent none, in max_completion_tokens: OpenAI's current field, the only one its
+ * reasoning models accept (they refuse max_tokens with a 400).
  */
 export function withOutputCap<B extends Record<string, unknown>>(model: ResolvedModel, body: B): B {
   const cap = outputCap(model, requestedCap(body));
   const out: Record<string, unknown> = { ...body };
   const sent = LIMIT_FIELDS.filter((f) => typeof body[f] === 'number');
-  for (const field of sent.length ? sent : ['max_tokens']) out[field] = cap;
+  for (const field of sent.length ? sent : ['max_completion_tokens']) out[field] = cap;
   return out as B;
 }
