@@ -12,7 +12,7 @@ export interface BatchItem {
 export interface BatchBounds {
   /** Calls running at once. */
   concurrency: number;
-  /** Bytes of all answers together; a batch alone (one message) is never cut. */
+  /** Bytes of all answers together; a lone request (no batch) is never cut. */
   maxAnswerBytes: number;
 }
 
@@ -20,11 +20,12 @@ export interface BatchBounds {
  * The answers to a batch's requests, in their order, each serialized once. Calls run a few at a time and yield to
  * the event loop between them, so one batch cannot hold the process; a refused call (over the rate limit) is
  * answered without running. The answers kept stay within `maxAnswerBytes`: one that does not fit is replaced by an
- * error asking for it alone, and once they fill it the calls not yet run are answered so without running.
+ * error asking for it alone, and so is every call not started by then, without running.
  */
 export async function answerBatch(items: BatchItem[], run: (r: JSONRPCRequest) => Promise<object>, bounds: BatchBounds): Promise<string[]> {
   const answers: string[] = new Array(items.length);
   let bytes = 0;
+  let full = false;
   let next = 0;
   const tooLarge = (r: JSONRPCRequest) =>
     JSON.stringify(
@@ -45,15 +46,17 @@ export async function answerBatch(items: BatchItem[], run: (r: JSONRPCRequest) =
         );
         continue;
       }
-      if (items.length > 1 && bytes >= bounds.maxAnswerBytes) {
+      if (items.length > 1 && full) {
         answers[i] = tooLarge(request);
         continue;
       }
       await yieldToLoop();
       const text = JSON.stringify(await run(request));
       const size = Buffer.byteLength(text);
-      if (items.length > 1 && bytes + size > bounds.maxAnswerBytes) answers[i] = tooLarge(request);
-      else {
+      if (items.length > 1 && bytes + size > bounds.maxAnswerBytes) {
+        answers[i] = tooLarge(request);
+        full = true;
+      } else {
         answers[i] = text;
         bytes += size;
       }
