@@ -331,6 +331,34 @@ describe.each(['embedded', 'fleet'] as Mode[])('MCP through the %s gateway', (mo
       expect(r.json.map((m: { id: string }) => m.id)).toEqual(['a', 'b']);
     });
 
+    it('a batch of 1,000 tools/list is refused whole (400) before any of it runs, and counts as the one request it is', async () => {
+      // An hour's window: the count cannot be reset by a window boundary halfway through.
+      const capped = await gw.account(1, { rate_limit: { requests: 50, interval: '1h' } });
+      const session = await openSession(gw.url, capped.key);
+      const calls = Array.from({ length: 1_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list' }));
+      const r = await rpc(gw.url, capped.key, calls, { 'mcp-session-id': session });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('at most 100 per POST') });
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('48'); // initialize and this POST
+    });
+
+    it('each message of a batch counts against the rate limit: those past it answer rate_limited, and so does the next POST', async () => {
+      const capped = await gw.account(1, { rate_limit: { requests: 10, interval: '1h' } });
+      const session = await openSession(gw.url, capped.key); // 1 of 10
+      const calls = Array.from({ length: 15 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+      const r = await rpc(gw.url, capped.key, calls, { 'mcp-session-id': session });
+      expect(r.status).toBe(200);
+      // 9 fit (2 to 10 of 10); the other 6 are refused without running, each answered for its own id.
+      expect(r.json.map((m: { id: number; result?: object }) => [m.id, m.result ? 'ok' : 'refused'])).toEqual(
+        calls.map((c) => [c.id, c.id < 9 ? 'ok' : 'refused']),
+      );
+      for (const m of r.json.slice(9)) expect(m.error).toMatchObject({ code: -32000, data: { code: 'rate_limited' } });
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+      const next = await rpc(gw.url, capped.key, { jsonrpc: '2.0', id: 99, method: 'ping' }, { 'mcp-session-id': session });
+      expect(next.status).toBe(429);
+      expect(next.json.error.code).toBe('rate_limited');
+    });
+
     it('bad JSON, or JSON that is not JSON-RPC: 400 invalid_request', async () => {
       const r = await rpc(gw.url, acct.key, '{"jsonrpc": "2.0", ');
       expect(r.status).toBe(400);

@@ -115,6 +115,21 @@ export const configSchema = z
         cache_ttl: z.string().regex(DURATION, 'must be a duration such as "5m"').default('5m'),
       })
       .prefault({}),
+    /** Addition: the MCP endpoint's sessions and streams (/v1/mcp), bounded so free calls cannot fill the disk or the loop. */
+    mcp: z
+      .strictObject({
+        /** A session unused this long (no call, no open stream) ends; its client's next call answers 404 and initializes again. */
+        session_idle_ttl: z
+          .string()
+          .regex(DURATION, 'must be a duration such as "30m"')
+          .refine((v) => !DURATION.test(v) || parseDuration(v) >= 60_000, 'must be at least 1m')
+          .default('30m'),
+        /** Live sessions an account may hold at once; initialize past it answers 429. */
+        sessions_per_account: z.number().int().positive().default(100),
+        /** Open GET streams an account may hold on one mcp process; another answers 429. */
+        streams_per_account: z.number().int().positive().default(20),
+      })
+      .prefault({}),
     /** Addition: the status monitor behind GET /v1/status. */
     status: z
       .strictObject({

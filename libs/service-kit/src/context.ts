@@ -17,6 +17,11 @@ export const INTERNAL = {
    * gateway's public routes on the caller's behalf; every other service never sees a key.
    */
   apiKey: 'x-gateway-api-key',
+  /**
+   * The account's request meter as `<requests>/<intervalMs>`: the edge counts one hit per HTTP request, and a
+   * service whose one request carries several calls (an MCP batch) counts the rest against the same limit.
+   */
+  rateLimit: 'x-gateway-rate-limit',
 } as const;
 
 export interface RequestContext {

@@ -12,7 +12,7 @@ import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
 import { openMedia, s3OptionsOf } from '@gateway/media';
 import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
-import { createMcpService } from '@gateway/mcp';
+import { createMcpService, mcpLimitsOf } from '@gateway/mcp';
 import { openEmbeddedDatabases } from './databases';
 
 export interface EmbeddedGateway {
@@ -113,8 +113,8 @@ export async function startEmbedded(
   // Its tools call this very gateway's public listener, whose address is known once it listens (below).
   let selfUrl = '';
   const mcp = createMcpService(
-    { db: mcpDb, bus, registry, logger: logger.child({ service: 'mcp' }), edgeUrl: () => selfUrl },
-    { maxRequestBody: config.limits.max_request_body },
+    { db: mcpDb, bus, registry, logger: logger.child({ service: 'mcp' }), meter, edgeUrl: () => selfUrl },
+    { maxRequestBody: config.limits.max_request_body, limits: mcpLimitsOf(config) },
   );
   const edge = createEdge({
     billing: billing.port,

@@ -1,6 +1,6 @@
 /**
  * What initialize promises, and what the SDK server is built with. `logging`: job ends arrive as
- * notifications/message, which MCP ties to this capability (logging/setLevel is accepted; it filters nothing yet).
+ * notifications/message, which MCP ties to this capability; logging/setLevel (set-level.ts) sets the least level sent.
  */
 export const CAPABILITIES = {
   tools: { listChanged: false },

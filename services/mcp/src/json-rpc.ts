@@ -1,12 +1,19 @@
 import type { Response } from 'express';
 
 /** JSON-RPC error codes this endpoint answers with. */
-export const RPC = { invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603 } as const;
+export const RPC = { invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603, server: -32000 } as const;
 
 type Id = string | number | null;
 
-export function rpcError(id: Id, code: number, message: string): { jsonrpc: '2.0'; id: Id; error: { code: number; message: string } } {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+export interface RpcError {
+  jsonrpc: '2.0';
+  id: Id;
+  error: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+/** `data` carries the gateway's error code where the refusal is one of its own (rate_limited), for clients to branch on. */
+export function rpcError(id: Id, code: number, message: string, data?: Record<string, unknown>): RpcError {
+  return { jsonrpc: '2.0', id, error: data ? { code, message, data } : { code, message } };
 }
 
 /**

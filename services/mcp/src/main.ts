@@ -4,7 +4,8 @@ import { openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadConfig, readEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
-import { createMcpService, migrations } from './index';
+import { createRedisMeter, createMemoryMeter } from '@gateway/ratelimit';
+import { createMcpService, mcpLimitsOf, migrations } from './index';
 
 /** Fleet entry: the MCP endpoint as its own process; its tools call the edge (EDGE_URL) with each caller's key. */
 runMain('mcp', async () => {
@@ -15,9 +16,12 @@ runMain('mcp', async () => {
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  // The edge's meter (same Redis, same prefix): each message of a batch past the first counts where the edge counts.
+  // Without Redis the edge meters in its own memory, and this process counts batch messages in its own.
+  const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const mcp = createMcpService(
-    { db, bus, registry: buildRegistry(config), logger, edgeUrl: () => edgeUrl },
-    { maxRequestBody: config.limits.max_request_body },
+    { db, bus, registry: buildRegistry(config), logger, meter, edgeUrl: () => edgeUrl },
+    { maxRequestBody: config.limits.max_request_body, limits: mcpLimitsOf(config) },
   );
   await mcp.start();
 
@@ -32,6 +36,7 @@ runMain('mcp', async () => {
     },
     onDrained: async () => {
       await mcp.stop();
+      await meter.close();
       await bus.close();
       await db.close();
     },

@@ -1,29 +1,31 @@
 import express, { type Request, type Router } from 'express';
 import { GatewayError } from '@gateway/errors';
+import type { RateMeter } from '@gateway/ratelimit';
 import { INTERNAL, checkJsonBody, clientGone, contextOf } from '@gateway/service-kit';
-import {
-  type InitializeRequest,
-  isInitializeRequest,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type JSONRPCRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type InitializeRequest, isInitializeRequest, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { answerBatch, type BatchItem } from './batch';
+import { messagesOf } from './body';
+import { storedClientInfo } from './client-info';
 import { firstId, RPC, rpcError, sessionError } from './json-rpc';
+import type { McpLimits } from './limits';
+import { meterExtra } from './meter-batch';
 import { OneShotTransport } from './one-shot-transport';
 import { headerVersionOk, negotiate, PROTOCOL_VERSIONS } from './protocol-version';
 import { CAPABILITIES } from './capabilities';
 import { buildServer, SERVER_INFO } from './server';
 import type { SessionStore } from './sessions';
+import { setLevel } from './set-level';
+import type { StreamHub } from './stream/hub';
 import { runStream, type StreamOptions } from './stream/sse';
-import type { Notifier } from './stream/notifier';
 import type { Caller, ToolDeps } from './tools';
 
 export const MCP_PATH = ['/v1/mcp', '/v1/mcp/'];
 
 export interface RouteDeps extends ToolDeps {
   sessions: SessionStore;
-  notifier: Notifier;
+  hub: StreamHub;
+  /** The account request meter the edge counts on; each message of a batch past the first is counted here. */
+  meter: RateMeter;
   /** Aborts when the service drains: open streams end so the drain need not wait for them. */
   draining: AbortSignal;
 }
@@ -40,28 +42,12 @@ function callerKey(req: Request): string {
   return key;
 }
 
-/** The body as JSON-RPC messages; anything else is the transport's error, answered over HTTP (400 envelope). */
-function messagesOf(raw: unknown): { messages: JSONRPCMessage[]; batch: boolean } {
-  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new GatewayError('invalid_request', 'The body is not JSON: POST /v1/mcp takes one JSON-RPC 2.0 message (or a batch of them)');
-  }
-  const batch = Array.isArray(parsed);
-  const list = batch ? (parsed as unknown[]) : [parsed];
-  if (list.length === 0) throw new GatewayError('invalid_request', 'An empty batch: send at least one JSON-RPC message');
-  const messages = list.map((m, i) => {
-    const r = JSONRPCMessageSchema.safeParse(m);
-    if (!r.success)
-      throw new GatewayError('invalid_request', `${batch ? `Message ${i}` : 'The body'} is not a JSON-RPC 2.0 message (jsonrpc "2.0", method, id)`);
-    return r.data;
-  });
-  return { messages, batch };
-}
-
-export function mountMcp(router: Router, deps: RouteDeps, opts: { maxRequestBody: string; stream: StreamOptions }): void {
+export function mountMcp(
+  router: Router,
+  deps: RouteDeps,
+  opts: { maxRequestBody: string; stream: StreamOptions; limits: Pick<McpLimits, 'maxBatch' | 'maxBatchAnswerBytes' | 'batchConcurrency'> },
+): void {
+  const { limits } = opts;
   // The raw body: a body that is not JSON is ours to answer (400), not the JSON parser's.
   router.post(MCP_PATH, express.raw({ type: () => true, limit: opts.maxRequestBody, verify: checkJsonBody }), async (req, res) => {
     const ctx = contextOf(req);
@@ -73,13 +59,13 @@ export function mountMcp(router: Router, deps: RouteDeps, opts: { maxRequestBody
         `Unsupported MCP-Protocol-Version ${versionHeader}: this endpoint speaks ${PROTOCOL_VERSIONS.join(' and ')}`,
       );
     }
-    const { messages, batch } = messagesOf(req.body);
+    const { messages, batch } = messagesOf(req.body, limits.maxBatch);
 
     const init = messages.find((m) => isInitializeRequest(m)) as (InitializeRequest & { id: string | number }) | undefined;
     if (init) {
       if (messages.length > 1) throw new GatewayError('invalid_request', 'initialize must be sent alone, not in a batch');
       const version = negotiate(init.params.protocolVersion, versionHeader);
-      const session = await deps.sessions.open(ctx.accountId, ctx.keyId, version, init.params.clientInfo);
+      const session = await deps.sessions.open(ctx.accountId, ctx.keyId, version, storedClientInfo(init.params.clientInfo));
       res.setHeader('mcp-session-id', session.id);
       res.json({ jsonrpc: '2.0', id: init.id, result: { protocolVersion: version, capabilities: CAPABILITIES, serverInfo: SERVER_INFO } });
       return;
@@ -90,16 +76,23 @@ export function mountMcp(router: Router, deps: RouteDeps, opts: { maxRequestBody
     const session = await deps.sessions.find(sessionId, ctx.accountId);
     if (!session) return sessionError(res, 404, firstId(messages), 'Unknown or ended MCP session: initialize a new one');
 
-    const requests = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m));
+    // The edge counted the POST as the first message; every other one is counted as if sent alone.
+    const metered = await meterExtra(deps.meter, req, res, ctx.accountId, messages.length - 1);
+    const items: BatchItem[] = [];
+    messages.forEach((m, i) => {
+      if (isJSONRPCRequest(m)) items.push({ request: m, meter: i === 0 ? undefined : metered[i - 1] });
+    });
     // Notifications (initialized, cancelled) and responses need no answer, and the spec's is 202 with no body.
-    if (requests.length === 0) return void res.status(202).end();
+    if (items.length === 0) return void res.status(202).end();
 
     const caller: Caller = { key, accountId: ctx.accountId, keyId: ctx.keyId, sessionId: session.id };
     // A client that leaves stops its tool calls: the gateway calls they made are abandoned as any client's would be.
     const gone = clientGone(res);
     try {
-      const answers = await Promise.all(requests.map((r) => exchange(r, caller, deps, gone.signal)));
-      res.json(batch ? answers : answers[0]);
+      const run = (r: JSONRPCRequest) =>
+        r.method === 'logging/setLevel' ? setLevel(r, session.id, deps.sessions) : exchange(r, caller, deps, gone.signal);
+      const answers = await answerBatch(items, run, { concurrency: limits.batchConcurrency, maxAnswerBytes: limits.maxBatchAnswerBytes });
+      res.type('application/json').send(batch ? `[${answers.join(',')}]` : answers[0]);
     } finally {
       gone.release();
     }
@@ -119,8 +112,8 @@ export function mountMcp(router: Router, deps: RouteDeps, opts: { maxRequestBody
     const sessionId = header(req, 'mcp-session-id');
     if (!sessionId) return sessionError(res, 400, null, 'Mcp-Session-Id header is required to end a session');
     if (!(await deps.sessions.end(sessionId, ctx.accountId))) return sessionError(res, 404, null, 'Unknown or ended MCP session');
-    // This process's stream of the session ends now; one on another replica at its next poll.
-    deps.notifier.wake(sessionId);
+    // This process's streams of the session end now; one on another replica at its process's next poll.
+    deps.hub.end(sessionId);
     res.status(204).end();
   });
 }

@@ -22,6 +22,7 @@ export function authenticate(keys: KeyCache, meter: RateMeter, internalToken: st
       await meterRequest(meter, res, identity.accountId, identity.rateLimit);
       req.headers[INTERNAL.accountId] = identity.accountId;
       req.headers[INTERNAL.keyId] = identity.keyId;
+      req.headers[INTERNAL.rateLimit] = `${identity.rateLimit.requests}/${identity.rateLimit.intervalMs}`;
       if (internalToken) req.headers[INTERNAL.token] = internalToken;
       next();
     } catch (e) {

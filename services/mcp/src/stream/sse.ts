@@ -1,28 +1,31 @@
 import type { Request, Response } from 'express';
 import type { Session, SessionStore } from '../sessions';
-import type { Notifier } from './notifier';
+import type { StreamHub } from './hub';
 
 export interface StreamOptions {
-  /** How often a stream looks for messages another replica queued, and whether its session ended elsewhere. */
-  pollMs: number;
   /** A comment line this often keeps proxies and load balancers from closing an idle stream. */
   keepAliveMs: number;
 }
+
+/** Messages read from the queue at a time; a full page means more are waiting. */
+const PAGE = 100;
 
 /**
  * GET /v1/mcp: the session's stream of server-initiated messages. Each carries its queue position as the SSE id,
  * so a client reconnecting with Last-Event-ID resumes after the last one it saw; without it, after the last one
  * written to any stream of the session. Ends when the session ends, the client leaves, or the service drains.
+ * The stream asks the database only when the hub says there is something to read (hub.ts): never on a timer of its own.
+ * The hub refuses (429) a stream past the account's share before anything is written.
  */
 export async function runStream(
   req: Request,
   res: Response,
   session: Session,
-  deps: { sessions: SessionStore; notifier: Notifier; draining: AbortSignal },
+  deps: { sessions: SessionStore; hub: StreamHub; draining: AbortSignal },
   opts: StreamOptions,
 ): Promise<void> {
   const resumeFrom = Number(req.headers['last-event-id']);
-  let cursor = Number.isSafeInteger(resumeFrom) && resumeFrom >= 0 ? resumeFrom : session.deliveredSeq;
+  const handle = deps.hub.open(session, Number.isSafeInteger(resumeFrom) && resumeFrom >= 0 ? resumeFrom : session.deliveredSeq);
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache, no-transform',
@@ -33,39 +36,28 @@ export async function runStream(
   });
   res.flushHeaders();
 
-  let wake: (() => void) | undefined;
-  const nudge = () => wake?.();
-  const off = deps.notifier.onWake(session.id, nudge);
-  let gone = false;
-  const leave = () => {
-    gone = true;
-    nudge();
-  };
+  const leave = () => handle.notify('ended');
   res.on('close', leave);
   deps.draining.addEventListener('abort', leave);
+  if (deps.draining.aborted) leave();
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), opts.keepAliveMs);
   try {
-    while (!gone) {
-      const events = await deps.sessions.eventsAfter(session.id, cursor);
-      for (const e of events) {
-        res.write(`id: ${e.seq}\nevent: message\ndata: ${JSON.stringify(e.message)}\n\n`);
-        cursor = e.seq;
-      }
-      if (events.length > 0) await deps.sessions.markDelivered(session.id, cursor);
-      if (!(await deps.sessions.isLive(session.id))) break;
-      if (events.length === 100) continue; // a full page: more are waiting
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, opts.pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
+    // The first read catches up on what was queued before the stream opened.
+    for (let signal: 'events' | 'ended' = 'events'; signal === 'events'; signal = await handle.next()) {
+      let page: number;
+      do {
+        const events = await deps.sessions.eventsAfter(session.id, handle.cursor, PAGE);
+        for (const e of events) {
+          res.write(`id: ${e.seq}\nevent: message\ndata: ${JSON.stringify(e.message)}\n\n`);
+          handle.cursor = e.seq;
+        }
+        if (events.length > 0) await deps.sessions.markDelivered(session.id, handle.cursor);
+        page = events.length;
+      } while (page === PAGE && !res.writableEnded && !res.destroyed);
     }
   } finally {
     clearInterval(keepAlive);
-    off();
+    handle.close();
     res.off('close', leave);
     deps.draining.removeEventListener('abort', leave);
     res.end();
