@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { onClientGone } from '@gateway/service-kit';
 import type { Session, SessionStore } from '../sessions';
 import type { StreamHub } from './hub';
 
@@ -37,7 +38,8 @@ export async function runStream(
   res.flushHeaders();
 
   const leave = () => handle.notify('ended');
-  res.on('close', leave);
+  // The socket too: a stream pipelined behind an answer whose connection died would otherwise hold its slot for good.
+  const unwatch = onClientGone(res, leave);
   deps.draining.addEventListener('abort', leave);
   if (deps.draining.aborted) leave();
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), opts.keepAliveMs);
@@ -58,7 +60,7 @@ export async function runStream(
   } finally {
     clearInterval(keepAlive);
     handle.close();
-    res.off('close', leave);
+    unwatch();
     deps.draining.removeEventListener('abort', leave);
     res.end();
   }
