@@ -3,7 +3,7 @@ import type { BusEvent } from './port';
 export interface BusErrorContext {
   adapter: 'memory' | 'redis' | 'kafka';
   /** What became of the event: an operator needs to know whether anything was lost. */
-  action: 'dropped' | 'dead-lettered' | 'will-retry' | 'none';
+  action: 'dropped' | 'dead-lettered' | 'will-retry' | 'refused' | 'none';
   topic?: string;
   group?: string;
   event?: BusEvent;
