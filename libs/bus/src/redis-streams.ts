@@ -33,11 +33,15 @@ export interface RedisBusOptions {
    * carry many events: events reach a busy consumer up to this much later. Default 20 ms; 0 reads again at once.
    */
   readLingerMs?: number;
-  /** Handler calls per delivery before the message is left pending for the claim loop. Default 3. */
+  /** Handler calls per round before the message's key is parked: it and the key's later messages wait, pending. Default 3. */
   maxAttempts?: number;
-  /** First in-place retry delay; doubles per attempt. Default 50 ms. */
+  /** First retry delay, in place and between a parked key's rounds; doubles per attempt, rounds up to claimIdleMs. Default 50 ms. */
   retryBaseMs?: number;
-  /** Deliveries (reads plus claims) after which a message goes to the `<prefix>dead:<topic>` stream. Default 10. */
+  /**
+   * Failed rounds (or, for a message claimed from a dead consumer, deliveries) after which a message goes to the
+   * `<prefix>dead:<topic>` stream, with an `onError` of action `dead-lettered`. Default 20: with the defaults, about
+   * 3 to 5 minutes of a failing handler (a database outage), as 10 claims 30 s apart were before.
+   */
   maxDeliveries?: number;
   /** How long `close()` lets an in-flight handler finish before abandoning it (its message stays pending). Default 5000 ms. */
   closeTimeoutMs?: number;
@@ -77,7 +81,7 @@ export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBu
     readLingerMs: opts.readLingerMs ?? 20,
     maxAttempts: Math.max(1, opts.maxAttempts ?? 3),
     retryBaseMs: opts.retryBaseMs ?? 50,
-    maxDeliveries: Math.max(1, opts.maxDeliveries ?? 10),
+    maxDeliveries: Math.max(1, opts.maxDeliveries ?? 20),
     closeTimeoutMs: opts.closeTimeoutMs ?? 5_000,
     onError,
   };
