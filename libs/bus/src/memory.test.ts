@@ -138,6 +138,17 @@ describe('memory bus', () => {
     expect(errors).toEqual([]);
   });
 
+  it('reports a subscribe of a group or topic the declarations miss', async () => {
+    open({ groups: { billing: ['holds'] } });
+    await bus.subscribe('billing', ['holds'], async () => undefined);
+    await bus.subscribe('billing', ['holds', 'usage'], async () => undefined);
+    await bus.subscribe('jobs', ['usage'], async () => undefined);
+    expect(errors.map((x) => [x.ctx.action, x.ctx.group, (x.err as Error).message])).toEqual([
+      ['none', 'billing', expect.stringMatching(/^group billing subscribes to usage undeclared/)],
+      ['none', 'jobs', expect.stringMatching(/^group jobs subscribes to usage undeclared/)],
+    ]);
+  });
+
   it('does not deliver events published before an undeclared group first subscribed', async () => {
     await bus.publish('t', ev('k'));
     const got: BusEvent[] = [];

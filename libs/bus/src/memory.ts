@@ -252,6 +252,16 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       if (closed) throw new Error('bus: subscribe on a closed memory bus');
       if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
       const group = groupNamed(groupName);
+      if (opts.groups) {
+        // A table that misses a consumer would silently cost it what is published before it starts.
+        const undeclared = topics.filter((t) => !opts.groups?.[groupName]?.includes(t));
+        if (undeclared.length) {
+          const err = new Error(
+            `group ${groupName} subscribes to ${undeclared.join(', ')} undeclared: what was published there before now is not kept for it`,
+          );
+          onError(err, { adapter: 'memory', action: 'none', group: groupName });
+        }
+      }
       const member = join(group, topics, handler);
       let closing: Promise<void> | undefined;
       return { close: () => (closing ??= part(group, member)) };

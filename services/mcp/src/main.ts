@@ -14,7 +14,8 @@ runMain('mcp', async () => {
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  const metrics = createMetrics();
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
   const mcp = createMcpService(
     { db, bus, registry: buildRegistry(config), logger, edgeUrl: () => edgeUrl },
     { maxRequestBody: config.limits.max_request_body },
@@ -25,7 +26,7 @@ runMain('mcp', async () => {
     service: 'mcp',
     extra: { edgeUrl },
     logger,
-    metrics: createMetrics(),
+    metrics,
     ready: async () => {
       await db.ping();
       await bus.ping();
