@@ -5,4 +5,5 @@ export { createMemoryBus, type MemoryBusOptions } from './memory';
 export { createRedisBus, type RedisBusOptions } from './redis-streams';
 export { createKafkaBus, type KafkaBusOptions } from './kafka';
 export { openBus, type OpenBusOptions } from './open';
+export type { BusMetrics } from './fault-metric';
 export { withTracing } from './tracing';

@@ -45,9 +45,29 @@ describe('memory bus', () => {
     // A key's events run in order, so once `next` ran, the poison event's attempts are over.
     await waitFor(() => calls.includes(next.id), 'the event after the poison one');
     expect(calls).toEqual([poison.id, poison.id, poison.id, next.id]);
-    expect(errors).toHaveLength(1);
-    expect(errors[0].ctx).toMatchObject({ action: 'dropped', group: 'g', topic: 't', event: poison });
-    expect((errors[0].err as Error).message).toBe('poison');
+    expect(errors.map((x) => x.ctx.action)).toEqual(['will-retry', 'will-retry', 'dropped']);
+    expect(errors[2].ctx).toMatchObject({ action: 'dropped', group: 'g', topic: 't', event: poison });
+    expect((errors[2].err as Error).message).toBe('poison');
+  });
+
+  it('by default retries a failing handler until it is handled, the wait capped, and holds the key behind it', async () => {
+    open({ retryBaseMs: 1, retryCapMs: 8 });
+    const calls: string[] = [];
+    const closeEvent = ev('hold_1');
+    const next = ev('hold_1');
+    await bus.subscribe('billing', ['t'], async (e) => {
+      calls.push(e.id);
+      // 40 failures: the bus used to drop the event after 5 (about 150 ms at its default 10 ms base).
+      if (e.id === closeEvent.id && calls.length <= 40) throw new Error('storage blip');
+    });
+    await bus.publish('t', closeEvent);
+    await bus.publish('t', next);
+    await waitFor(() => calls.includes(next.id), 'the event after the failing one', 10_000);
+    expect(calls).toEqual([...Array.from({ length: 41 }, () => closeEvent.id), next.id]);
+    expect(errors.every((x) => x.ctx.action === 'will-retry')).toBe(true);
+    expect(errors).toHaveLength(40);
+    // Every failure reaches onError (the metric); the log is told of the 1st, 2nd, 4th, 8th, 16th and 32nd.
+    expect(errors.filter((x) => !x.ctx.quiet).map((x) => errors.indexOf(x) + 1)).toEqual([1, 2, 4, 8, 16, 32]);
   });
 
   it('routes each key to one member of a group, and spreads keys over the members', async () => {
@@ -103,7 +123,33 @@ describe('memory bus', () => {
     expect(got).toEqual([e]);
   });
 
-  it('does not deliver events published before the group first subscribed', async () => {
+  it('keeps the events published before a declared group first subscribed, in order, for its first member', async () => {
+    open({ groups: { billing: ['holds'], catalogue: ['usage', 'holds'] } });
+    const early = [ev('hold_1'), ev('hold_2'), ev('hold_1')];
+    for (const e of early) await bus.publish('holds', e);
+    await bus.publish('usage', ev('acct'));
+    const got: string[] = [];
+    await bus.subscribe('billing', ['holds'], async (x) => void got.push(x.id));
+    const later = ev('hold_1');
+    await bus.publish('holds', later);
+    await waitFor(() => got.length === 4, 'the early events and the later one');
+    expect(got.filter((id) => id !== early[1].id)).toEqual([early[0].id, early[2].id, later.id]);
+    expect(got).toContain(early[1].id);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports a subscribe of a group or topic the declarations miss', async () => {
+    open({ groups: { billing: ['holds'] } });
+    await bus.subscribe('billing', ['holds'], async () => undefined);
+    await bus.subscribe('billing', ['holds', 'usage'], async () => undefined);
+    await bus.subscribe('jobs', ['usage'], async () => undefined);
+    expect(errors.map((x) => [x.ctx.action, x.ctx.group, (x.err as Error).message])).toEqual([
+      ['none', 'billing', expect.stringMatching(/^group billing subscribes to usage undeclared/)],
+      ['none', 'jobs', expect.stringMatching(/^group jobs subscribes to usage undeclared/)],
+    ]);
+  });
+
+  it('does not deliver events published before an undeclared group first subscribed', async () => {
     await bus.publish('t', ev('k'));
     const got: BusEvent[] = [];
     await bus.subscribe('g', ['t'], async (x) => void got.push(x));
@@ -170,11 +216,26 @@ describe('memory bus', () => {
     expect(out).toBe('closed after e1,e1');
   });
 
-  it('drops and reports events past the backlog bound instead of growing without limit', async () => {
+  it('refuses publishes past the backlog bound, to every group, instead of dropping events or growing without limit', async () => {
     open({ maxBacklog: 5, closeTimeoutMs: 50 }); // its handler never finishes: close must not wait long for it
     await bus.subscribe('g', ['t'], () => new Promise<void>(() => undefined));
-    for (let i = 0; i < 8; i++) await bus.publish('t', ev(`k${i}`));
-    expect(errors.map((x) => x.ctx.action)).toEqual(['dropped', 'dropped', 'dropped']);
+    const other: string[] = [];
+    await bus.subscribe('h', ['t'], async (e) => void other.push(e.id));
+    const results = [];
+    for (let i = 0; i < 8; i++)
+      results.push(
+        await bus.publish('t', ev(`k${i}`)).then(
+          () => 'ok',
+          (err: Error) => err.message,
+        ),
+      );
+    expect(results.slice(0, 5)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+    for (const r of results.slice(5)) expect(r).toMatch(/group g holds 5 undelivered events, its cap: publish refused/);
+    expect(errors.map((x) => x.ctx.action)).toEqual(['refused', 'refused', 'refused']);
+    // Refused for all groups: the other group gets exactly the accepted five.
+    await waitFor(() => other.length === 5, 'the accepted events in the other group');
+    await pause(20);
+    expect(other).toHaveLength(5);
   });
 
   it('refuses malformed events and use after close', async () => {

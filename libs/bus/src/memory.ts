@@ -4,13 +4,24 @@ import { backoffMs, settleWithin, sleep } from './timing';
 import { guarded, logBusError, type BusErrorHandler } from './errors';
 
 export interface MemoryBusOptions {
-  /** Deliveries of one event (first one included) before it is reported and dropped. Default 5. */
+  /**
+   * Deliveries of one event (first one included) before it is reported and dropped. Default: no limit, the event is
+   * retried until handled. Dropping a hold close after a 150 ms storage blip let its hold expire uncharged.
+   */
   maxAttempts?: number;
   /** First retry delay; doubles per attempt. Default 10 ms. */
   retryBaseMs?: number;
+  /** Longest wait between two retries of one event. Default 5000 ms. */
+  retryCapMs?: number;
+  /**
+   * The groups this process's consumers will form, and their topics, as a broker's groups outlive their members:
+   * events published before a declared group's first subscribe wait for it (a close published while billing
+   * starts). An undeclared group starts at its first subscribe, as a new group starts at the tail on Redis and Kafka.
+   */
+  groups?: Record<string, readonly string[]>;
   /** How long `Subscription.close()` lets in-flight handlers finish before their events go to another member. Default 5000 ms. */
   closeTimeoutMs?: number;
-  /** Undelivered events one group may hold before new ones are dropped, so a stuck group cannot eat the heap. Default 100000. */
+  /** Undelivered events one group may hold before publishes are refused, so a stuck group cannot eat the heap. Default 100000. */
   maxBacklog?: number;
   onError?: BusErrorHandler;
 }
@@ -62,8 +73,9 @@ type Outcome = typeof OK | typeof ABANDONED | { error: unknown };
  * `publish` (always after setImmediate), so a publisher's transaction never runs consumer code.
  */
 export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
-  const maxAttempts = Math.max(1, opts.maxAttempts ?? 5);
+  const maxAttempts = Math.max(1, opts.maxAttempts ?? Infinity);
   const retryBaseMs = opts.retryBaseMs ?? 10;
+  const retryCapMs = Math.max(retryBaseMs, opts.retryCapMs ?? 5_000);
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
   const maxBacklog = opts.maxBacklog ?? 100_000;
   const onError = guarded(opts.onError ?? logBusError);
@@ -73,10 +85,6 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
   let closed = false;
 
   function enqueue(group: Group, topic: string, event: BusEvent): void {
-    if (group.backlog >= maxBacklog) {
-      onError(new Error(`backlog of ${maxBacklog} events is full`), { adapter: 'memory', action: 'dropped', topic, group: group.name, event });
-      return;
-    }
     let byKey = group.queues.get(topic);
     if (!byKey) {
       byKey = new Map();
@@ -128,11 +136,15 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
           continue;
         }
         entry.attempts++;
+        const about = { adapter: 'memory', topic: q.topic, group: group.name, event: entry.event } as const;
         if (entry.attempts >= maxAttempts) {
-          onError(outcome.error, { adapter: 'memory', action: 'dropped', topic: q.topic, group: group.name, event: entry.event });
+          onError(outcome.error, { ...about, action: 'dropped' });
           advance(group, q);
         } else {
-          await sleep(backoffMs(entry.attempts, retryBaseMs));
+          // Every failure counts in the metric; the log hears of the 1st, 2nd, 4th, 8th...: an outage of minutes
+          // must not write a line per event every few seconds.
+          onError(outcome.error, { ...about, action: 'will-retry', quiet: !isPowerOfTwo(entry.attempts) });
+          await sleep(backoffMs(entry.attempts, retryBaseMs, retryCapMs));
         }
       }
     } finally {
@@ -177,14 +189,19 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     return group;
   }
 
+  /** From here on the group's events are kept for it, member or not. */
+  function follow(group: Group, topic: string): void {
+    const onTopic = groupsByTopic.get(topic) ?? [];
+    if (!onTopic.includes(group)) groupsByTopic.set(topic, [...onTopic, group]);
+  }
+
   function join(group: Group, topics: string[], handler: Handler): Member {
     const member: Member = { handler, inflight: new Set(), abandoners: new Set(), left: false };
     for (const topic of new Set(topics)) {
       const members = group.byTopic.get(topic) ?? [];
       members.push(member);
       group.byTopic.set(topic, members);
-      const onTopic = groupsByTopic.get(topic) ?? [];
-      if (!onTopic.includes(group)) groupsByTopic.set(topic, [...onTopic, group]);
+      follow(group, topic);
     }
     for (const q of group.parked) {
       if (group.byTopic.get(q.topic)?.length) {
@@ -211,6 +228,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
     leave(member);
   }
 
+  for (const [name, topics] of Object.entries(opts.groups ?? {})) for (const topic of topics) follow(groupNamed(name), topic);
+
   return {
     kind: 'memory',
 
@@ -219,6 +238,13 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       if (closed) throw new Error('bus: publish on a closed memory bus');
       const targets = groupsByTopic.get(topic);
       if (!targets) return;
+      // All groups or none: a publisher told of the refusal can try again without doubling the event for the others.
+      const full = targets.find((g) => g.backlog >= maxBacklog);
+      if (full) {
+        const err = new Error(`bus: group ${full.name} holds ${maxBacklog} undelivered events, its cap: publish refused`);
+        onError(err, { adapter: 'memory', action: 'refused', topic, group: full.name, event });
+        throw err;
+      }
       for (const group of targets) enqueue(group, topic, event);
     },
 
@@ -226,6 +252,16 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       if (closed) throw new Error('bus: subscribe on a closed memory bus');
       if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
       const group = groupNamed(groupName);
+      if (opts.groups) {
+        // A table that misses a consumer would silently cost it what is published before it starts.
+        const undeclared = topics.filter((t) => !opts.groups?.[groupName]?.includes(t));
+        if (undeclared.length) {
+          const err = new Error(
+            `group ${groupName} subscribes to ${undeclared.join(', ')} undeclared: what was published there before now is not kept for it`,
+          );
+          onError(err, { adapter: 'memory', action: 'none', group: groupName });
+        }
+      }
       const member = join(group, topics, handler);
       let closing: Promise<void> | undefined;
       return { close: () => (closing ??= part(group, member)) };
@@ -251,6 +287,10 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       groupsByTopic.clear();
     },
   };
+}
+
+function isPowerOfTwo(n: number): boolean {
+  return (n & (n - 1)) === 0;
 }
 
 /** FNV-1a: cheap and well spread, so accounts divide evenly over a group's members. */

@@ -1,4 +1,5 @@
-import { openBus } from './index';
+import { openBus, type BusMetrics } from './index';
+import { waitFor } from '@gateway/testing';
 
 describe('openBus', () => {
   const lazyRedis = { redis: { redis: { lazyConnect: true } } };
@@ -28,5 +29,28 @@ describe('openBus', () => {
     expect(() => openBus({ kind: 'redis', redisUrl: '  ' })).toThrow(/REDIS_URL/);
     expect(() => openBus({ kind: 'kafka', kafkaBrokers: ' , ' })).toThrow(/KAFKA_BROKERS/);
     expect(() => openBus({ kind: 'carrier-pigeon' as never })).toThrow(/unknown kind/);
+  });
+
+  it('counts every fault in gateway_bus_faults_total, then hands it to onError', async () => {
+    const counted: Record<string, string>[] = [];
+    const metrics: BusMetrics = {
+      counter: (name) => {
+        expect(name).toBe('gateway_bus_faults_total');
+        return { inc: (labels) => void counted.push(labels) };
+      },
+    };
+    const logged: string[] = [];
+    const bus = openBus({ metrics, onError: (_err, ctx) => void logged.push(ctx.action), memory: { maxAttempts: 2, retryBaseMs: 1 } });
+    await bus.subscribe('billing', ['billing.holds'], async () => {
+      throw new Error('storage down');
+    });
+    await bus.publish('billing.holds', { id: 'h1:close', type: 'hold.close.v1', key: 'h1', data: null });
+    await waitFor(() => logged.length === 2, 'the retry and the drop');
+    expect(counted).toEqual([
+      { adapter: 'memory', action: 'will-retry', group: 'billing', topic: 'billing.holds' },
+      { adapter: 'memory', action: 'dropped', group: 'billing', topic: 'billing.holds' },
+    ]);
+    expect(logged).toEqual(['will-retry', 'dropped']);
+    await bus.close();
   });
 });

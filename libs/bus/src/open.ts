@@ -1,5 +1,6 @@
 import type { EventBus } from './port';
-import type { BusErrorHandler } from './errors';
+import { logBusError, type BusErrorHandler } from './errors';
+import { countingFaults, type BusMetrics } from './fault-metric';
 import { createMemoryBus, type MemoryBusOptions } from './memory';
 import { createRedisBus, type RedisBusOptions } from './redis-streams';
 import { createKafkaBus, type KafkaBusOptions } from './kafka';
@@ -14,6 +15,8 @@ export interface OpenBusOptions {
   /** Key prefix of the Redis Streams adapter (GATEWAY_BUS_PREFIX), so gateways sharing a Redis stay apart. */
   prefix?: string;
   onError?: BusErrorHandler;
+  /** Counts every fault the adapters report (`gateway_bus_faults_total`), besides `onError` (default: the log). */
+  metrics?: BusMetrics;
   memory?: MemoryBusOptions;
   redis?: RedisBusOptions;
   kafka?: KafkaBusOptions;
@@ -30,7 +33,7 @@ function openAdapter(opts: OpenBusOptions): EventBus {
     .filter(Boolean);
   const redisUrl = opts.redisUrl?.trim() || undefined;
   const kind = opts.kind ?? (brokers.length ? 'kafka' : redisUrl ? 'redis' : 'memory');
-  const onError = opts.onError ? { onError: opts.onError } : {};
+  const onError = opts.onError || opts.metrics ? { onError: countingFaults(opts.metrics, opts.onError ?? logBusError) } : {};
   switch (kind) {
     case 'memory':
       return createMemoryBus({ ...onError, ...opts.memory });

@@ -1,8 +1,9 @@
 import type Redis from 'ioredis';
 import type { BusEvent, Handler } from './port';
-import { decodeEvent } from './codec';
+import { decodeEvent, encodeEvent } from './codec';
 import { errorMessage, type BusErrorHandler } from './errors';
 import { backoffMs, settleWithin, sleep } from './timing';
+import { ParkedKeys, type HeldEntry, type ParkedKey } from './redis-parked';
 
 export interface StreamConsumerConfig {
   cmd: Redis;
@@ -34,9 +35,10 @@ type StreamEntry = [id: string, fields: string[] | null];
 const CLAIM_PAGES_PER_PASS = 10;
 
 /**
- * One subscription's read loop. Reads and claims happen one at a time in this loop; within one read, the handler
- * runs for different keys side by side and for each key's messages one at a time, in stream order. The next read
- * waits for every handler of the last one.
+ * One subscription's read loop. Reads, claims and retries happen one at a time in this loop; within one read, the
+ * handler runs for different keys side by side and for each key's messages one at a time, in stream order. The next
+ * read waits for every handler of the last one. A key's run stops at its first failed event: that event and every
+ * later one of the key stay pending, parked, and are retried here with a capped backoff, in order.
  */
 export class StreamConsumer {
   private readonly conn: Redis;
@@ -49,6 +51,7 @@ export class StreamConsumer {
   private loop?: Promise<void>;
   private stopped?: Promise<void>;
   private endLinger?: () => void;
+  private readonly parked = new ParkedKeys();
 
   constructor(private readonly c: StreamConsumerConfig) {
     // Its own connection, never auto-pipelined: a blocking read must not hold up commands queued with it.
@@ -117,7 +120,11 @@ export class StreamConsumer {
           await this.claimPass();
           nextClaimAt = Date.now() + this.claimEveryMs;
         }
+        await this.retryParked();
         if (this.stopping) break;
+        // A parked key due for its retry must not wait out a whole block.
+        const due = this.parked.nextDueAt();
+        const blockMs = Math.max(1, Math.min(this.c.blockMs, this.claimEveryMs, due === undefined ? Infinity : due - Date.now()));
         this.blocked = true;
         const reply = (await this.conn.xreadgroup(
           'GROUP',
@@ -126,7 +133,7 @@ export class StreamConsumer {
           'COUNT',
           this.c.batchSize,
           'BLOCK',
-          Math.min(this.c.blockMs, this.claimEveryMs),
+          blockMs,
           'STREAMS',
           ...this.keys,
           ...this.keys.map(() => '>'),
@@ -173,9 +180,10 @@ export class StreamConsumer {
     });
   }
 
-  /** Takes over messages another consumer (or this one, after a handler failure) left unacknowledged too long. */
+  /** Takes over messages a dead (or stalled) consumer left unacknowledged too long. */
   private async claimPass(): Promise<void> {
     for (const key of this.keys) {
+      await this.keepParked(key);
       let cursor = '0-0';
       for (let page = 0; page < CLAIM_PAGES_PER_PASS && !this.stopping; page++) {
         const [next, entries] = (await this.c.cmd.xautoclaim(
@@ -192,6 +200,17 @@ export class StreamConsumer {
         if (cursor === '0-0') break;
       }
     }
+  }
+
+  /**
+   * Resets the idle time of the parked entries (XCLAIM JUSTID, which counts no delivery), so that no other consumer's
+   * claim pass takes them while this one is alive and retrying them; those no longer pending are forgotten.
+   */
+  private async keepParked(key: string): Promise<void> {
+    const ids = this.parked.idsOf(key);
+    if (ids.length === 0) return;
+    const owned = (await this.c.cmd.xclaim(key, this.c.group, this.c.consumer, 0, ...ids, 'JUSTID')) as string[];
+    this.parked.keepOnly(key, new Set(owned));
   }
 
   /** An id missing from the answer counts as a first delivery: dead-lettering it then waits one more round, no harm. */
@@ -212,7 +231,7 @@ export class StreamConsumer {
     // Every key read or claimed comes from this.keys; anything else is a bug, and its entries stay pending.
     if (topic === undefined) throw new Error(`bus: stream ${key} is not one of this subscription's topics`);
     const acks: Promise<unknown>[] = [];
-    const byKey = new Map<string, { id: string; event: BusEvent }[]>();
+    const byKey = new Map<string, HeldEntry[]>();
     for (const [id, fields] of entries) {
       // Whatever is not handled yet stays pending and is claimed elsewhere after claimIdleMs.
       if (this.stopping) break;
@@ -233,6 +252,11 @@ export class StreamConsumer {
         acks.push(this.deadLetter(topic, key, id, raw, new Error(`gave up after ${delivered - 1} deliveries`), event));
         continue;
       }
+      // Behind a failed event of its key: it waits, pending, for that one to be handled first.
+      if (this.parked.has(key, event.key)) {
+        this.parked.hold(key, topic, event.key, [{ id, event }], Date.now());
+        continue;
+      }
       const run = byKey.get(event.key);
       if (run) run.push({ id, event });
       else byKey.set(event.key, [{ id, event }]);
@@ -241,10 +265,15 @@ export class StreamConsumer {
     // One at a time, a consumer whose handler waits on a database (billing's settles) handled one event per commit.
     const handled: string[] = [];
     await Promise.all(
-      [...byKey.values()].map(async (run) => {
-        for (const { id, event } of run) {
+      [...byKey.entries()].map(async ([eventKey, run]) => {
+        for (const [i, { id, event }] of run.entries()) {
           if (this.stopping) break;
-          if (await this.invoke(event, topic)) handled.push(id);
+          if (await this.invoke(event, topic)) {
+            handled.push(id);
+            continue;
+          }
+          this.parked.hold(key, topic, eventKey, run.slice(i), Date.now() + this.retryDelay(1)).failures = 1;
+          break;
         }
       }),
     );
@@ -256,7 +285,45 @@ export class StreamConsumer {
     }
   }
 
-  /** In-place retries keep a transient failure from costing claimIdleMs and from reordering the key. */
+  /**
+   * The parked keys that are due, side by side, each from its failed event on, in order. A head that fails for the
+   * maxDeliveries-th round goes to the dead-letter stream and the key's next event is tried.
+   */
+  private async retryParked(): Promise<void> {
+    const due = this.parked.due(Date.now());
+    if (due.length === 0) return;
+    const handled = new Map<string, string[]>();
+    await Promise.all(due.map((p) => this.retryKey(p, handled)));
+    const acks = [...handled].map(([key, ids]) => this.ack(key, ...ids));
+    for (const r of await Promise.allSettled(acks)) {
+      if (r.status === 'rejected' && !this.stopping) this.c.onError(r.reason, { adapter: 'redis', action: 'none', group: this.c.group });
+    }
+  }
+
+  private async retryKey(p: ParkedKey, handled: Map<string, string[]>): Promise<void> {
+    while (p.entries.length > 0 && !this.stopping) {
+      const head = p.entries[0];
+      if (await this.invoke(head.event, p.topic)) {
+        handled.set(p.stream, [...(handled.get(p.stream) ?? []), head.id]);
+      } else if (++p.failures >= this.c.maxDeliveries) {
+        const error = new Error(`gave up after ${p.failures} deliveries`);
+        await this.deadLetter(p.topic, p.stream, head.id, encodeEvent(head.event), error, head.event);
+      } else {
+        p.dueAt = Date.now() + this.retryDelay(p.failures);
+        return;
+      }
+      p.entries.shift();
+      p.failures = 0;
+    }
+    this.parked.release(p);
+  }
+
+  /** Between rounds of a parked key: doubling from retryBaseMs, at most claimIdleMs, as the claim loop waited before. */
+  private retryDelay(failures: number): number {
+    return backoffMs(failures, this.c.retryBaseMs, Math.max(this.c.retryBaseMs, this.c.claimIdleMs));
+  }
+
+  /** In-place retries keep a transient failure from costing a parked round. */
   private async invoke(event: BusEvent, topic: string): Promise<boolean> {
     let lastError: unknown;
     for (let attempt = 1; attempt <= this.c.maxAttempts; attempt++) {

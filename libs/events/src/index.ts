@@ -16,6 +16,19 @@ export const TOPICS = {
   endpointHealth: 'spend.endpoint_health',
 } as const;
 
+/**
+ * Every consumer group and the topics it reads (billing's closes, jobs' settled costs, catalogue's stats and health
+ * reports, MCP's job notifications). Redis and Kafka keep a group's events while none of its members runs; the
+ * in-memory bus does so only for groups declared to it, which the embedded gateway does with this table, so events
+ * published before a consumer starts (usage announced while billing starts, before jobs subscribes) are kept.
+ */
+export const CONSUMER_GROUPS = {
+  billing: [TOPICS.holds],
+  catalogue: [TOPICS.accounts, TOPICS.usage, TOPICS.endpointHealth],
+  jobs: [TOPICS.usage],
+  mcp: [TOPICS.jobs],
+} as const satisfies Record<string, readonly string[]>;
+
 const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
 
 /** What one request did, written as its usage record when its hold closes. */

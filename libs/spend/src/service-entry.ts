@@ -30,8 +30,8 @@ export function runSpendingService(
     const config = loadConfig(env.GATEWAY_CONFIG);
     const logger = createLogger(name, env.LOG_LEVEL);
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
-    const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
     const metrics = createMetrics();
+    const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
     const registry = buildRegistry(config);
     const circuits = new Circuits();
     const openHolds = new OpenHolds();

@@ -12,12 +12,12 @@ runMain('billing', async () => {
   const logger = createLogger('billing', env.LOG_LEVEL);
   if (!env.DATABASE_URL) throw new ConfigError('Invalid environment:\n  DATABASE_URL: required for the billing service in the fleet');
   const db = await openServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL });
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  const metrics = createMetrics();
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
   const internalToken = env.GATEWAY_INTERNAL_TOKEN;
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken });
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
 
-  const metrics = createMetrics();
   // The internal routes check the token themselves (billing-client's hold batches are the busiest of them).
   const listener = serviceListener(logger, billing.internalRouter, requireInternalToken(internalToken), billing.adminRouter, billing.publicRouter);
   await billing.start();

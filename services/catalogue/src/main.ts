@@ -13,7 +13,8 @@ runMain('catalogue', async () => {
   const env = readEnv(process.env, { host: '0.0.0.0' });
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('catalogue', env.LOG_LEVEL);
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  const metrics = createMetrics();
+  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
   // Billing is only measured (the payments component), never needed to answer: the catalogue starts and serves without it.
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the status monitor'), env.GATEWAY_INTERNAL_TOKEN);
   const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;
@@ -36,7 +37,7 @@ runMain('catalogue', async () => {
   const served = await serveFleetProcess(serviceListener(logger, catalogue.service.router), env, {
     service: 'catalogue',
     logger,
-    metrics: createMetrics(),
+    metrics,
     ready: async () => {
       await catalogue.ping();
       await bus.ping();

@@ -1,5 +1,6 @@
 import { createBillingService, ensureDemoAccount } from '@gateway/billing';
 import { openBus } from '@gateway/bus';
+import { CONSUMER_GROUPS } from '@gateway/events';
 import { openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
 import type { Db } from '@gateway/db';
@@ -42,7 +43,15 @@ export async function startEmbedded(
 ): Promise<EmbeddedGateway> {
   const metrics = createMetrics();
   const registry = buildRegistry(config);
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX });
+  // Declared, the in-memory bus keeps for each consumer what is published before it subscribes, as a broker would.
+  const bus = openBus({
+    kind: env.BUS,
+    redisUrl: env.REDIS_URL,
+    kafkaBrokers: env.KAFKA_BROKERS,
+    prefix: env.GATEWAY_BUS_PREFIX,
+    metrics,
+    memory: { groups: CONSUMER_GROUPS },
+  });
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const dbs = await openEmbeddedDatabases({ databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir }, logger);
   const { billing: billingDb, media: mediaDb, jobs: jobsDb, catalogue: catalogueDb, mcp: mcpDb } = dbs;
