@@ -84,6 +84,25 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   };
 }
 
+/** A fleet process's environment: the shared internal token is always there. */
+export type FleetEnv = GatewayEnv & { GATEWAY_INTERNAL_TOKEN: string };
+
+/**
+ * The environment of a fleet process (the edge or a service of the service table). Its listener is reachable by
+ * whatever can reach its address, so the internal token is what tells a peer from anyone else: a process without
+ * one refuses to start, rather than trusting every caller. Binds loopback unless HOST says otherwise (the image
+ * and the manifests set 0.0.0.0). The embedded gateway (readEnv) has no internal listener and needs no token.
+ */
+export function readFleetEnv(service: string, source: NodeJS.ProcessEnv = process.env): FleetEnv {
+  const env = readEnv(source);
+  const token = env.GATEWAY_INTERNAL_TOKEN;
+  if (!token)
+    throw new ConfigError(
+      `Invalid environment:\n  GATEWAY_INTERNAL_TOKEN: required for the ${service} in the fleet (the same secret of at least 16 characters in every fleet process)`,
+    );
+  return { ...env, GATEWAY_INTERNAL_TOKEN: token };
+}
+
 /** A peer's base URL from its variable in the service table; a fleet process cannot start without it. */
 export function serviceUrl(env: GatewayEnv, name: ServiceName, neededBy: string): string {
   const variable = serviceEntry(name).urlEnv;
