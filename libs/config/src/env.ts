@@ -36,6 +36,10 @@ const envSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
   /** How long a client may take to send a whole request, headers and body (Node's requestTimeout, default 300 s). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
+  /** Open connections each listener accepts; the excess is closed as accepted (service-kit's connection-limits). */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).optional(),
+  /** Open connections the public listener accepts from one client address; 0: no such limit (behind a proxy). */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
   /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */
   TRUST_PROXY: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -32,6 +32,7 @@ runMain('edge', async () => {
   });
   const served = await serveFleetProcess(listener, env, {
     service: 'edge',
+    public: true,
     logger,
     metrics,
     ready: () => billing.ping(),
