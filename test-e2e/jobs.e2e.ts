@@ -545,6 +545,20 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       for (const q of ['limit=1', 'limit=200']) expect((await c.call('GET', `/v1/jobs?${q}`, { key: b.key })).status).toBe(200);
     });
 
+    it('GET /v1/jobs refuses a forged cursor the database cannot read with 400 invalid_request, never a retryable 503', async () => {
+      // Each decodes to "<date>|<id>" and passed the old check (Date.parse accepts "1" and the year -271821), then
+      // failed in PostgreSQL as 503 upstream_unavailable, which tells clients to retry the same cursor.
+      const forged = ['1|job_x', '-271821-04-20T00:00:00Z|job_x', '2026-01-01T00:00:00.000Z|job_\u0000x'].map((raw) =>
+        Buffer.from(raw).toString('base64url'),
+      );
+      const answers = [];
+      for (const cursor of forged) {
+        const r = await c.call('GET', `/v1/jobs?cursor=${cursor}`, { key: b.key });
+        answers.push({ cursor, status: r.status, code: r.json?.error?.code });
+      }
+      expect(answers).toEqual(forged.map((cursor) => ({ cursor, status: 400, code: 'invalid_request' })));
+    });
+
     it('GET /v1/jobs: newest first, status, model and category filters, keyset pages without repeats', async () => {
       const a = await gw.account(10);
       const ids: string[] = [];

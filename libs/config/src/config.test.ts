@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIG, parseConfig, ConfigError, readEnv, parseDuration, serviceUrl } from './index';
+import { DEFAULT_CONFIG, parseConfig, ConfigError, readEnv, readFleetEnv, parseDuration, serviceUrl } from './index';
 
 const base = () => JSON.parse(JSON.stringify(DEFAULT_CONFIG));
 
@@ -128,6 +128,16 @@ describe('config', () => {
     expect(() => serviceUrl(env, 'text', 'the edge')).toThrow(/TEXT_URL: required for the edge in the fleet/);
     expect(() => readEnv({ TEXT_URL: 'text-service' })).toThrow(/TEXT_URL/);
     expect(() => readEnv({ GATEWAY_INTERNAL_TOKEN: 'short' })).toThrow(/GATEWAY_INTERNAL_TOKEN/);
+  });
+
+  it('a fleet process needs GATEWAY_INTERNAL_TOKEN (the embedded gateway does not) and binds loopback unless HOST says otherwise', () => {
+    expect(() => readFleetEnv('billing service', {})).toThrow(/GATEWAY_INTERNAL_TOKEN: required for the billing service in the fleet/);
+    expect(() => readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: '' })).toThrow(/GATEWAY_INTERNAL_TOKEN: required/);
+    expect(() => readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'short' })).toThrow(/GATEWAY_INTERNAL_TOKEN: must be at least 16 characters/);
+    const env = readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16) });
+    expect({ token: env.GATEWAY_INTERNAL_TOKEN, host: env.HOST }).toEqual({ token: 'x'.repeat(16), host: '127.0.0.1' });
+    expect(readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16), HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
+    expect(readEnv({}).GATEWAY_INTERNAL_TOKEN).toBeUndefined();
   });
 
   it('parses durations', () => {

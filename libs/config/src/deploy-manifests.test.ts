@@ -55,6 +55,11 @@ function expectManifests(docs: Doc[], e: Expected, named: (name: string) => stri
   const env = Object.fromEntries(container.env.map((v: { name: string; value?: string }) => [v.name, v.value]));
   expect({ PORT: env.PORT, METRICS_PORT: env.METRICS_PORT }).toEqual({ PORT: String(e.port), METRICS_PORT: String(e.metricsPort) });
   for (const peer of e.peers) expect(env[urlEnvOf(peer)]).toMatch(peerUrl(peer));
+  // A fleet process refuses to start without the internal token, and binds loopback unless HOST says otherwise.
+  const token = container.env.find((v: { name: string }) => v.name === 'GATEWAY_INTERNAL_TOKEN');
+  expect(token?.valueFrom?.secretKeyRef).toEqual(expect.objectContaining({ key: 'internal-token' }));
+  expect(token.valueFrom.secretKeyRef.optional).not.toBe(true);
+  expect(env.HOST).toBe('0.0.0.0');
   for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(container[probe].httpGet.port).toBe('metrics');
   // Every variable a manifest sets is one the code reads (provider keys come from envFrom, not env).
   for (const name of Object.keys(env)) expect(ENV_VARIABLES).toContain(name);

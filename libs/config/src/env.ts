@@ -36,6 +36,10 @@ const envSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
   /** How long a client may take to send a whole request, headers and body (Node's requestTimeout, default 300 s). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
+  /** Open connections each listener accepts; the excess is closed as accepted (service-kit's connection-limits). */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).optional(),
+  /** Open connections the public listener accepts from one client address; 0: no such limit (behind a proxy). */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
   /** Express `trust proxy` for the public listener (e.g. "1" behind one load balancer), so clients are told apart. */
   TRUST_PROXY: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -82,6 +86,25 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
     METRICS_PORT: metricsPort,
     GATEWAY_PUBLIC_URL: (env.GATEWAY_PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/$/, ''),
   };
+}
+
+/** A fleet process's environment: the shared internal token is always there. */
+export type FleetEnv = GatewayEnv & { GATEWAY_INTERNAL_TOKEN: string };
+
+/**
+ * The environment of a fleet process (the edge or a service of the service table). Its listener is reachable by
+ * whatever can reach its address, so the internal token is what tells a peer from anyone else: a process without
+ * one refuses to start, rather than trusting every caller. Binds loopback unless HOST says otherwise (the image
+ * and the manifests set 0.0.0.0). The embedded gateway (readEnv) has no internal listener and needs no token.
+ */
+export function readFleetEnv(service: string, source: NodeJS.ProcessEnv = process.env): FleetEnv {
+  const env = readEnv(source);
+  const token = env.GATEWAY_INTERNAL_TOKEN;
+  if (!token)
+    throw new ConfigError(
+      `Invalid environment:\n  GATEWAY_INTERNAL_TOKEN: required for the ${service} in the fleet (the same secret of at least 16 characters in every fleet process)`,
+    );
+  return { ...env, GATEWAY_INTERNAL_TOKEN: token };
 }
 
 /** A peer's base URL from its variable in the service table; a fleet process cannot start without it. */

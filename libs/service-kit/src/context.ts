@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import { GatewayError } from '@gateway/errors';
 
 /**
@@ -67,13 +67,5 @@ export function contextOf(req: Request): RequestContext {
     keyId,
     startedAt: Number(h[INTERNAL.startedAt] ?? Date.now()),
     idempotencyKey: typeof idem === 'string' && idem.length > 0 ? idem : undefined,
-  };
-}
-
-/** Internal routes and edge-forwarded requests must carry the fleet's shared token when one is configured. */
-export function requireInternalToken(token: string | undefined): RequestHandler {
-  return (req, _res, next) => {
-    if (!token || req.headers[INTERNAL.token] === token) return next();
-    next(new GatewayError('invalid_api_key', 'This listener only accepts requests from the gateway edge'));
   };
 }

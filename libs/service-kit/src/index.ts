@@ -1,5 +1,6 @@
 export { createLogger, type Logger } from './logger';
-export { INTERNAL, contextOf, type RequestContext, newRequestId, requireInternalToken } from './context';
+export { INTERNAL, contextOf, type RequestContext, newRequestId } from './context';
+export { matchesSecret, requireInternalToken } from './internal-token';
 export { createMetrics, type Metrics } from './metrics';
 export {
   createServiceApp,

@@ -6,6 +6,7 @@ import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { claimHeldPort } from './port-handoff';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type RefusedBecause, limitConnections } from './connection-limits';
 
 export interface ServeOptions {
   service: string;
@@ -27,6 +28,14 @@ export interface ServeOptions {
   headersTimeoutMs?: number;
   /** How long a client may take to send a whole request, headers and body (HTTP_REQUEST_TIMEOUT_MS); default 300 s. */
   requestTimeoutMs?: number;
+  /** Open connections each listener accepts (HTTP_MAX_CONNECTIONS); default DEFAULT_MAX_CONNECTIONS. */
+  maxConnections?: number;
+  /**
+   * Clients reach this listener directly (the embedded gateway, the edge): it also bounds the connections of each
+   * client address (HTTP_MAX_CONNECTIONS_PER_ADDRESS, default DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, 0 for none). An
+   * internal service's callers are its few peers, which share one address in `pnpm fleet`: only the total applies.
+   */
+  public?: { maxConnectionsPerAddress?: number };
 }
 
 export interface Served {
@@ -110,6 +119,26 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
   );
   server.on('clientError', refuseClientError);
   const ops = http.createServer(createOpsApp({ ...opts, draining: () => closing !== undefined }));
+  // The probes' listener too: a flood there would fail the liveness probe and have the orchestrator kill the process.
+  const limits = {
+    max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    perAddress: opts.public ? (opts.public.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) : 0,
+  };
+  const refused = opts.metrics.counter(
+    'gateway_connections_refused_total',
+    "Connections closed as accepted: past the listener's total, or past one client address's share",
+    ['listener', 'reason'],
+  );
+  let warnedAt = 0;
+  const onRefused = (listener: string) => (reason: RefusedBecause) => {
+    refused.inc({ listener, reason });
+    // Once a minute at most: a flood must not become a flood of log lines.
+    if (Date.now() - warnedAt < 60_000) return;
+    warnedAt = Date.now();
+    logger.warn({ listener, reason, limits }, 'refusing connections past the limit');
+  };
+  limitConnections(server, limits, onRefused('api'));
+  limitConnections(ops, limits, onRefused('ops'));
   const port = await listen(server, opts.port, opts.host);
   let metricsPort: number;
   try {
@@ -146,13 +175,15 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
   };
 }
 
-/** The listener variables every fleet process reads (the env schema's PORT, HOST, METRICS_PORT and HTTP_*_TIMEOUT_MS). */
+/** The listener variables every fleet process reads (the env schema's PORT, HOST, METRICS_PORT and HTTP_*). */
 export interface ListenEnv {
   PORT: number;
   HOST: string;
   METRICS_PORT: number;
   HTTP_HEADERS_TIMEOUT_MS?: number;
   HTTP_REQUEST_TIMEOUT_MS?: number;
+  HTTP_MAX_CONNECTIONS?: number;
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS?: number;
 }
 
 /**
@@ -162,7 +193,7 @@ export interface ListenEnv {
 export async function serveFleetProcess(
   app: AppListener,
   env: ListenEnv,
-  opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort'> & { extra?: Record<string, unknown> },
+  opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort' | 'public'> & { extra?: Record<string, unknown>; public?: boolean },
 ): Promise<Served> {
   const served = await serve(app, {
     ...opts,
@@ -171,6 +202,8 @@ export async function serveFleetProcess(
     metricsPort: env.METRICS_PORT,
     headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    maxConnections: env.HTTP_MAX_CONNECTIONS,
+    public: opts.public ? { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS } : undefined,
   });
   opts.logger.info({ port: served.port, metricsPort: served.metricsPort, ...opts.extra }, `${opts.service} listening`);
   return served;

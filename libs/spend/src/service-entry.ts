@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { buildRegistry, type GatewayConfig, type GatewayEnv, loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
+import { buildRegistry, type FleetEnv, type GatewayConfig, loadConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
@@ -23,10 +23,10 @@ export interface SpendingService {
  */
 export function runSpendingService(
   name: string,
-  build: (spend: SpendDeps, env: GatewayEnv, config: GatewayConfig) => Promise<SpendingService> | SpendingService,
+  build: (spend: SpendDeps, env: FleetEnv, config: GatewayConfig) => Promise<SpendingService> | SpendingService,
 ): void {
   runMain(name, async () => {
-    const env = readEnv(process.env, { host: '0.0.0.0' });
+    const env = readFleetEnv(`${name} service`);
     const config = loadConfig(env.GATEWAY_CONFIG);
     const logger = createLogger(name, env.LOG_LEVEL);
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);

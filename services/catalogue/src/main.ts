@@ -2,15 +2,15 @@ import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { loadConfig, readEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
+import { loadConfig, readFleetEnv, serviceUrl } from '@gateway/config';
+import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
 
 /** Fleet entry: the public catalogue, stats and the status monitor. */
 runMain('catalogue', async () => {
-  const env = readEnv(process.env, { host: '0.0.0.0' });
+  const env = readFleetEnv('catalogue service');
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('catalogue', env.LOG_LEVEL);
   const metrics = createMetrics();
@@ -34,7 +34,7 @@ runMain('catalogue', async () => {
     },
   });
   await catalogue.subscribe();
-  const served = await serveFleetProcess(serviceListener(logger, catalogue.service.router), env, {
+  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), catalogue.service.router), env, {
     service: 'catalogue',
     logger,
     metrics,

@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
-import { loadConfig, parseDuration, readEnv, serviceUrl } from '@gateway/config';
+import { loadConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createLogger, createMetrics, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { ADMIN_OWNER, SERVICE_NAMES, type ServiceName } from '@gateway/topology';
@@ -9,7 +9,7 @@ import { proxyTo } from './proxy';
 
 /** Fleet entry: the public listener, proxying each path to the service the service table names. */
 runMain('edge', async () => {
-  const env = readEnv(process.env, { host: '0.0.0.0' });
+  const env = readFleetEnv('edge');
   const logger = createLogger('edge', env.LOG_LEVEL);
   const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the edge'), env.GATEWAY_INTERNAL_TOKEN);
@@ -32,6 +32,7 @@ runMain('edge', async () => {
   });
   const served = await serveFleetProcess(listener, env, {
     service: 'edge',
+    public: true,
     logger,
     metrics,
     ready: () => billing.ping(),

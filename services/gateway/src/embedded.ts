@@ -158,6 +158,8 @@ export async function startEmbedded(
     metricsPort: env.METRICS_PORT,
     headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    maxConnections: env.HTTP_MAX_CONNECTIONS,
+    public: { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS },
     logger,
     metrics,
     ready: async () => {

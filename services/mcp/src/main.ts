@@ -1,7 +1,7 @@
 import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { openBus } from '@gateway/bus';
-import { ConfigError, buildRegistry, loadConfig, readEnv } from '@gateway/config';
+import { ConfigError, buildRegistry, loadConfig, readFleetEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createRedisMeter, createMemoryMeter } from '@gateway/ratelimit';
@@ -9,7 +9,7 @@ import { createMcpService, mcpLimitsOf, migrations } from './index';
 
 /** Fleet entry: the MCP endpoint as its own process; its tools call the edge (EDGE_URL) with each caller's key. */
 runMain('mcp', async () => {
-  const env = readEnv(process.env, { host: '0.0.0.0' });
+  const env = readFleetEnv('mcp service');
   if (!env.EDGE_URL) throw new ConfigError('Invalid environment:\n  EDGE_URL: required for the mcp service in the fleet (its tools call the edge)');
   const edgeUrl = env.EDGE_URL.replace(/\/$/, '');
   const config = loadConfig(env.GATEWAY_CONFIG);

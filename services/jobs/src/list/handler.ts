@@ -2,10 +2,10 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import type { Db } from '@gateway/db';
 import { JOB_STATUSES } from '@gateway/events';
-import { GatewayError } from '@gateway/errors';
 import { contextOf, validate } from '@gateway/service-kit';
 import { listRowView } from '../read/views';
 import { listJobs, queuePosition } from '../store/jobs';
+import { cursorParam, encodeCursor } from './cursor';
 
 const listQuery = z
   .object({
@@ -13,17 +13,9 @@ const listQuery = z
     model: z.string().min(1).max(200).optional(),
     category: z.enum(['text', 'image', 'video', 'audio', 'embedding', 'rerank']).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: z.string().max(200).optional(),
+    cursor: cursorParam.optional(),
   })
   .passthrough();
-
-/** The cursor is opaque to clients: the last row's (created_at, id), which the next page continues strictly after. */
-const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (!id || Number.isNaN(Date.parse(createdAt))) throw new GatewayError('invalid_request', 'Invalid request: cursor: not a cursor this route gave');
-  return { createdAt, id };
-}
 
 /** GET /v1/jobs: the account's jobs, newest first, filtered by status, model and category; keyset pages. */
 export function mountList(r: Router, deps: { db: Db }): void {
@@ -36,7 +28,7 @@ export function mountList(r: Router, deps: { db: Db }): void {
       status: q.status,
       model: q.model,
       category: q.category,
-      before: q.cursor ? decodeCursor(q.cursor) : undefined,
+      before: q.cursor,
       limit: q.limit + 1,
     });
     const page = rows.slice(0, q.limit);
