@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { holdCount, type Mode, settled, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**
@@ -38,8 +39,8 @@ const config = {
   ],
 };
 
-/** Above the ~2.7 KB a unique index entry holds: the size the red team used. */
-const HUGE_KEY = 'k'.repeat(3 * 1024);
+/** Above the ~2.7 KB a unique index entry holds (random, so it does not compress below it): the size the red team used. */
+const HUGE_KEY = crypto.randomBytes(1536).toString('hex');
 
 const ROUTES: Array<[string, string, unknown]> = [
   ['chat completions', '/v1/chat/completions', { model: 'idem/chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }],
