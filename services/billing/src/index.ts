@@ -20,6 +20,7 @@ import { migrations } from './migrations';
 
 export { migrations };
 export { ensureDemoAccount } from './demo-account';
+export { deadLetterFileOf } from './ledger/memory/memory-ledger';
 
 export interface BillingServiceDeps {
   db: Db;

@@ -417,3 +417,4 @@ function holdFromRowJson(account: string, h: AccountRow['holds'][number]): MemHo
 export const journalDirOf = (dataDir: string) => path.join(dataDir, 'ledger-journal');
 /** In the journal's directory: dead letters their table refused (docs/operations.md). */
 const DEAD_LETTER_FILE = 'dead-letters.jsonl';
+export const deadLetterFileOf = (dataDir: string) => path.join(journalDirOf(dataDir), DEAD_LETTER_FILE);
