@@ -34,13 +34,21 @@ const keyIdentity = z.object({
 /** 200; an unknown, revoked or expired key is a 404 error envelope instead. */
 export const verifyKeyAnswer = z.object({ data: keyIdentity });
 
+/**
+ * The Idempotency-Key header's one rule, on every route of both run modes (service-kit's contextOf refuses the
+ * request with it, before any work) and on the hold request that carries it here. A key is stored in two unique
+ * indexes (open holds, jobs); a B-tree entry over about 2.7 KB fails its insert (SQLSTATE 54000), which the
+ * embedded ledger learns only after answering. 255 header characters are at most 510 bytes stored.
+ */
+export const idempotencyKey = z.string().min(1).max(255, 'at most 255 characters');
+
 export const holdRequest = z.object({
   accountId: z.string(),
   keyId: z.string(),
   requestId: z.string(),
   amountNano: nanoUsd,
   model: z.string(),
-  idempotencyKey: z.string().max(255).optional(),
+  idempotencyKey: idempotencyKey.optional(),
   ttlMs: z.number().int().positive(),
 });
 

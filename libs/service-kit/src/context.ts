@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
 import type { Request } from 'express';
+import { z } from 'zod';
+import { internalApi } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/errors';
+import { validate } from './validate';
 
 /**
  * Headers the edge sets on requests it forwards. The edge strips any client-sent `x-gateway-*` header first,
@@ -60,12 +63,23 @@ export function contextOf(req: Request): RequestContext {
   if (typeof accountId !== 'string' || typeof keyId !== 'string') {
     throw new GatewayError('invalid_api_key', 'Missing API key');
   }
-  const idem = h['idempotency-key'];
   return {
     requestId: String(h[INTERNAL.requestId] ?? newRequestId()),
     accountId,
     keyId,
     startedAt: Number(h[INTERNAL.startedAt] ?? Date.now()),
-    idempotencyKey: typeof idem === 'string' && idem.length > 0 ? idem : undefined,
+    idempotencyKey: idempotencyKeyOf(req),
   };
+}
+
+const idempotencyHeader = z.object({ 'Idempotency-Key': internalApi.idempotencyKey });
+
+/**
+ * The Idempotency-Key, checked here, once, for every route in both run modes: each handler reads its context before
+ * it holds or stores anything, so a key outside the rule is a 400 that changed nothing. An empty one is none.
+ */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const idem = req.headers['idempotency-key'];
+  if (idem === undefined || idem === '') return undefined;
+  return validate(idempotencyHeader, { 'Idempotency-Key': idem })['Idempotency-Key'];
 }

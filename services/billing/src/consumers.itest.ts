@@ -148,7 +148,8 @@ describeOnEngines('hold-close consumer', (engine) => {
     await until(() => logged('hold event for an unknown hold; nothing applied').length === 1, 'the unknown hold to be logged');
     expect(logged('hold event for an unknown hold; nothing applied')[0]).toMatchObject({
       level: 'warn',
-      fields: { holdId: 'hold_never_placed', requestId: 'req_ghost_consumer', result: 'unknown', charged: '0' },
+      // What it meant to charge, for reconciling a dead-lettered hold (docs/operations.md).
+      fields: { holdId: 'hold_never_placed', requestId: 'req_ghost_consumer', result: 'unknown', charged: '0', chargeNano: '300000000' },
     });
     expect(await figures(t.db, a)).toEqual(before);
     expect(await usageRecordsOf(t.db, 'req_ghost_consumer')).toEqual([]);

@@ -29,7 +29,8 @@ export function consumeHoldCloses(ledger: Ledger, bus: EventBus, logger: Logger)
     const ev = parsed.data;
     const { result, charged } = await ledger.closeHold(ev);
     const about = { holdId: ev.hold_id, requestId: ev.request_id, result, charged: charged.toString() };
-    if (result === 'unknown') logger.warn(about, 'hold event for an unknown hold; nothing applied');
+    // What it meant to charge: the one trace of a settle whose hold was dead-lettered (docs/operations.md).
+    if (result === 'unknown') logger.warn({ ...about, chargeNano: ev.charge_nano }, 'hold event for an unknown hold; nothing applied');
     // After the commit, and again on a redelivery (same event id): a publish lost to a crash here is sent next time.
     else await publishUsage(bus, ev, result, charged);
     if (result === 'late_charged' || result === 'late_dropped') logger.warn(about, 'hold closed after expiry');

@@ -3,7 +3,7 @@ import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
 import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
-import type { Logger } from '@gateway/service-kit';
+import type { Logger, Metrics } from '@gateway/service-kit';
 import { createLedger, sweepHolds, type Ledger } from './ledger/holds';
 import { MemoryLedger, journalDirOf } from './ledger/memory/memory-ledger';
 import { verifyKey } from './ledger/keys';
@@ -20,6 +20,7 @@ import { migrations } from './migrations';
 
 export { migrations };
 export { ensureDemoAccount } from './demo-account';
+export { deadLetterFileOf } from './ledger/memory/memory-ledger';
 
 export interface BillingServiceDeps {
   db: Db;
@@ -38,6 +39,8 @@ export interface BillingServiceDeps {
    * ledger, whose row locks are what lets several processes share it.
    */
   inMemory?: { dataDir?: string; liveJobHolds?: () => Promise<string[]> };
+  /** The process's registry, for the in-memory ledger's dead-letter count. */
+  metrics?: Metrics;
 }
 
 export interface BillingService {
@@ -72,6 +75,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
           liveJobHolds: deps.inMemory.liveJobHolds,
           sweepIntervalMs: deps.sweepIntervalMs,
           onExpired: async (ids) => void (await publishExpiryCharges(db, bus, ids)),
+          metrics: deps.metrics,
         })
       : undefined;
   const ledger: Ledger = memory ?? createLedger(db);

@@ -63,6 +63,7 @@ export async function startEmbedded(
     config,
     logger: logger.child({ service: 'billing' }),
     adminToken: env.GATEWAY_ADMIN_TOKEN,
+    metrics,
     onKeyRevoked: (keyId) => keys?.evictKeyId(keyId),
     // One process owns these databases: the ledger lives in memory, journalled, and is written behind.
     inMemory: {

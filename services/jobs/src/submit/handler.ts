@@ -58,8 +58,6 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
   const model = refuseOtherCategory(deps.registry, slug, 'video', req.path);
   const ctx = contextOf(req);
   const idempotencyKey = ctx.idempotencyKey ?? null;
-  if (idempotencyKey && idempotencyKey.length > 255)
-    throw new GatewayError('invalid_request', 'Invalid request: Idempotency-Key: at most 255 characters');
   const settings = await deps.accounts.jobSettings(ctx.accountId);
   const ceiling = settings.jobConcurrency ?? deps.defaultConcurrency;
 

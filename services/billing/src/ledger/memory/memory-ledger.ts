@@ -2,14 +2,15 @@ import path from 'node:path';
 import type { HoldRequest, Hold } from '@gateway/billing-client';
 import type { Db } from '@gateway/db';
 import type { HoldCheckpoint, HoldClose } from '@gateway/events';
-import type { Logger } from '@gateway/service-kit';
+import type { Logger, Metrics } from '@gateway/service-kit';
 import { GatewayError } from '@gateway/errors';
 import { type CloseResult, type Ledger, createLedger, holdFromRow } from '../holds';
 import { newHoldId } from '../ids';
 import { type AccountState, Book, FINISHED_RETENTION_MS, type MemHold } from './book';
+import { DeadLetters } from './dead-letters';
 import { FileJournal, type Journal, noJournal, readJournal } from './journal';
 import type { LedgerRecord, UnnumberedRecord } from './records';
-import { WriteBehind, writeBatch } from './write-behind';
+import { WriteBehind } from './write-behind';
 
 /**
  * The longest an exclusive change waits for earlier changes and for the write-behind to drain. Past it the change
@@ -31,7 +32,15 @@ export interface MemoryLedgerOptions {
    * process). Some were charged their last checkpoint, which billing announces (publishExpiryCharges).
    */
   onExpired?: (holdIds: string[]) => Promise<void>;
+  /** Where the count of dead-lettered records goes (gateway_ledger_dead_letters_total). */
+  metrics?: Metrics;
 }
+
+/**
+ * How long a stop waits for the tables to take the last records. Past it (the database failing) they stay in the
+ * journal, which the next start replays, and the process exits rather than hang its SIGTERM.
+ */
+const STOP_FLUSH_MS = 10_000;
 
 interface AccountRow {
   credits: string;
@@ -86,6 +95,7 @@ export class MemoryLedger implements Ledger {
     private readonly opts: MemoryLedgerOptions,
     private readonly journal: Journal,
     private readonly writes: WriteBehind,
+    private readonly deadLetters: DeadLetters,
     startSeq: number,
     /** Released at open, before anyone could hear of it: told at start. */
     private releasedAtOpen: string[],
@@ -94,21 +104,38 @@ export class MemoryLedger implements Ledger {
     this.seq = startSeq;
   }
 
-  /** Replays the journal into the tables, releases what a dead process left open, and starts a fresh journal. */
+  /**
+   * Replays the journal into the tables (through the write-behind, so a record they cannot take is dead-lettered
+   * rather than failing the start), releases what a dead process left open, and starts a fresh journal.
+   */
   static async open(opts: MemoryLedgerOptions): Promise<MemoryLedger> {
     const { db, logger } = opts;
     const [{ applied }] = await db.query<{ applied: string }>('SELECT applied_seq::text AS applied FROM ledger_journal');
-    let seq = Number(applied);
+    const deadLetters = await DeadLetters.open({
+      db,
+      logger,
+      file: opts.journalDir && path.join(opts.journalDir, DEAD_LETTER_FILE),
+      metrics: opts.metrics,
+    });
+    let ledger: MemoryLedger | undefined;
+    const writes = new WriteBehind(
+      db,
+      Number(applied),
+      logger,
+      deadLetters,
+      (upTo, records) => ledger?.applied(upTo, records),
+      // Memory counted a decision the tables refused: it reloads from them, so the two agree again.
+      () => void ledger?.exclusive(async () => {}).catch((err) => logger.error({ err }, 'reloading the ledger from its tables failed')),
+    );
     if (opts.journalDir) {
-      const pending = readJournal(opts.journalDir).filter((r) => r.seq > seq);
-      for (let i = 0; i < pending.length; i += 5_000) {
-        const chunk = pending.slice(i, i + 5_000);
-        await writeBatch(db, seq, chunk);
-        seq = chunk[chunk.length - 1].seq;
-      }
-      // ledger_write moved applied_seq to each chunk's last record, so `seq` is the tables' position now.
-      if (pending.length > 0) logger.warn({ records: pending.length, upTo: seq }, 'ledger journal replayed into the tables');
+      const pending = readJournal(opts.journalDir).filter((r) => r.seq > writes.applied);
+      for (const r of pending) writes.push(r);
+      await writes.flushed();
+      if (pending.length > 0) logger.warn({ records: pending.length, upTo: writes.applied }, 'ledger journal replayed into the tables');
     }
+    const seq = writes.applied;
+    // Memory starts empty: every decision from here is made on what the tables hold.
+    await deadLetters.reloaded(seq);
     const keep = (await opts.liveJobHolds?.()) ?? [];
     const released = await db.query<{ id: string }>(
       `SELECT id FROM expire_these(ARRAY(SELECT id FROM holds WHERE state = 'open' AND NOT (id = ANY($1::text[])) ORDER BY expires_at)) AS id`,
@@ -117,19 +144,11 @@ export class MemoryLedger implements Ledger {
     if (released.length > 0) logger.warn({ released: released.length }, 'released the holds a stopped gateway left open');
 
     const journal = opts.journalDir ? await FileJournal.open(opts.journalDir, seq) : noJournal;
-    let ledger: MemoryLedger | undefined;
-    const writes = new WriteBehind(
-      db,
-      seq,
-      logger,
-      (upTo, records) => ledger?.applied(upTo, records),
-      // Memory counted a decision the tables refused: it reloads from them, so the two agree again.
-      () => void ledger?.exclusive(async () => {}).catch((err) => logger.error({ err }, 'reloading the ledger from its tables failed')),
-    );
     ledger = new MemoryLedger(
       opts,
       journal,
       writes,
+      deadLetters,
       seq,
       released.map((r) => r.id),
     );
@@ -156,7 +175,20 @@ export class MemoryLedger implements Ledger {
 
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    await this.writes.flushed();
+    let timer: NodeJS.Timeout | undefined;
+    const flushed = await Promise.race([
+      this.writes.flushed().then(() => true),
+      new Promise<false>((r) => {
+        timer = setTimeout(() => r(false), STOP_FLUSH_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!flushed)
+      this.opts.logger.error(
+        { applied: this.writes.applied, last: this.seq },
+        'stopping with ledger records the tables have not taken; the journal keeps them for the next start',
+      );
+    this.writes.close();
     await this.journal.close();
   }
 
@@ -185,6 +217,8 @@ export class MemoryLedger implements Ledger {
     });
     try {
       await within(Promise.all([...this.loading.values(), this.writes.flushed()]), deadline);
+      // Memory reloads below: the holds of records dead-lettered so far are decided from the tables from now on.
+      await this.deadLetters.reloaded(this.writes.applied);
       return await change();
     } finally {
       this.book.clear();
@@ -409,3 +443,6 @@ function within<T>(work: Promise<T>, deadline: number): Promise<T> {
 }
 
 export const journalDirOf = (dataDir: string) => path.join(dataDir, 'ledger-journal');
+/** In the journal's directory: dead letters their table refused (docs/operations.md). */
+const DEAD_LETTER_FILE = 'dead-letters.jsonl';
+export const deadLetterFileOf = (dataDir: string) => path.join(journalDirOf(dataDir), DEAD_LETTER_FILE);
