@@ -185,11 +185,11 @@ describe('internal API: a batched hold in its own request trace', () => {
         paths.push(req.path);
         next();
       })
-      .use(internalRouter(port, undefined))
+      .use(internalRouter(port, 'a-token-of-sixteen-chars'))
       .use(errorHandler(() => ''));
     const server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const client = createBillingHttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const client = createBillingHttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'a-token-of-sixteen-chars');
     try {
       const tracer = trace.getTracer('test');
       const requests = ['req_a', 'req_b', 'req_c'].map((requestId) =>
