@@ -7,6 +7,7 @@ describe('billing migrations', () => {
       '002_usage_estimated',
       '003_ledger_journal',
       '004_hold_checkpoints',
+      '005_idempotent_answers',
     ]);
   });
 

@@ -15,6 +15,7 @@ export const migrations: Migration[] = [
   sqlFileMigration('002_usage_estimated', SQL, ['002_usage_estimated.sql']),
   sqlFileMigration('003_ledger_journal', SQL, ['003_ledger_journal.sql']),
   sqlFileMigration('004_hold_checkpoints', SQL, ['004_hold_checkpoints.sql']),
+  sqlFileMigration('005_idempotent_answers', SQL, ['005_idempotent_answers.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
     repeatable: true,
   }),
