@@ -386,12 +386,24 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       expect(list.json.data.map((r: any) => r.request_id)).toEqual([id]);
       const upstream = await falJobOf(fal, m);
       expect([...fal.jobs.values()].filter((j) => j.input.marker === m)).toHaveLength(1);
-      // A later repeat still answers the same job.
+      // A later repeat of the same request still answers the same job.
       const later = await c.submit(
-        { model: 'test/video', prompt: 'once', duration: 4, marker: m },
+        { model: 'test/video', prompt: 'once', duration: 4, marker: m, fake: HOLD },
         { headers: { 'idempotency-key': key }, key: a.key },
       );
       expect(later.json.request_id).toBe(id);
+      // The key with another body, or another model, is another request: refused, and no job, hold or upstream submit.
+      for (const [other, queue] of [
+        [{ model: 'test/video', prompt: 'twice', duration: 4, marker: m, fake: HOLD }, false],
+        [{ model: 'test/video-b', prompt: 'once', duration: 4, marker: m, fake: HOLD }, false],
+        [{ model: 'test/video', prompt: 'twice', duration: 4, marker: m, fake: HOLD }, true],
+      ] as const) {
+        const refused = await c.submit(other, { queue, headers: { 'idempotency-key': key }, key: a.key });
+        expect(refused.status).toBe(409);
+        expect(refused.json.error).toMatchObject({ code: 'duplicate_request', message: expect.stringContaining(id) });
+      }
+      expect((await c.call('GET', '/v1/jobs', { key: a.key })).json.data.map((r: any) => r.request_id)).toEqual([id]);
+      expect(await holdCount(gw, a.accountId)).toBe(1);
       release(upstream);
       await c.untilCompleted(id, 20_000, a.key);
       expect(await closedHold(gw, a.accountId, holds[0].request_id)).toMatchObject({ state: 'settled', charge: String(videoCost(4)) });

@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import type { Hold, HoldRequest, JobSettings, KeyIdentity } from './port';
+import {
+  type Hold,
+  type HoldRequest,
+  type JobSettings,
+  type KeyIdentity,
+  MAX_RECORDED_ANSWER_BYTES,
+  type RecordedAnswer,
+  type ReplayClaim,
+  type ReplayClaimRequest,
+  type ReplayFinish,
+} from './port';
 
 /**
  * Billing's internal API, defined once for both ends: the server (services/billing internal/router.ts) parses
@@ -16,6 +26,10 @@ export const INTERNAL_PATHS = {
   ready: '/internal/ready',
   /** GET, with the account id as the last segment. */
   jobSettings: '/internal/accounts/:accountId/job-settings',
+  /** The replay record of keyed synchronous calls (ReplayPort): claim before the hold, finish or drop after. */
+  replayClaim: '/internal/replays/claim',
+  replayFinish: '/internal/replays/finish',
+  replayDrop: '/internal/replays/drop',
 } as const;
 
 /** JSON has no bigint: nano-USD cross the wire as a decimal string and are a bigint on both sides. */
@@ -80,6 +94,36 @@ const jobSettings = z.object({ jobConcurrency: z.number().int().positive().nulla
 /** 200; an unknown account is a 404 error envelope instead. */
 export const jobSettingsAnswer = z.object({ data: jobSettings });
 
+export const replayClaimRequest = z.object({
+  accountId: z.string().min(1),
+  idempotencyKey,
+  fingerprint: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in hex'),
+  requestId: z.string().min(1),
+  leaseMs: z.number().int().positive(),
+});
+const recordedAnswer = z.object({
+  status: z.number().int().min(200).max(299),
+  headers: z.record(z.string(), z.string()),
+  body: z.string().max(MAX_RECORDED_ANSWER_BYTES),
+});
+const replayClaim = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('run') }),
+  z.object({ kind: z.literal('replay'), requestId: z.string().min(1), answer: recordedAnswer }),
+  z.object({ kind: z.literal('finished'), requestId: z.string().min(1), streamed: z.boolean() }),
+]);
+/** 200; a key used with another request is the 409 duplicate_request envelope instead. */
+export const replayClaimAnswer = z.object({ data: replayClaim });
+export const replayFinish = z.object({
+  accountId: z.string().min(1),
+  idempotencyKey,
+  requestId: z.string().min(1),
+  streamed: z.boolean(),
+  answer: recordedAnswer.optional(),
+});
+export const replayDrop = replayFinish.pick({ accountId: true, idempotencyKey: true, requestId: true });
+/** Room for the largest answer kept, JSON-escaped, and the rest of the request. */
+export const REPLAY_FINISH_BODY_LIMIT = `${2 * MAX_RECORDED_ANSWER_BYTES + 64 * 1024}b`;
+
 // The port's types and the wire's must stay the same shape: a field added to one and not the other fails to
 // compile here, rather than being silently dropped when the object crosses the wire.
 type Same<A, B> = [A] extends [B]
@@ -96,5 +140,9 @@ const portMatchesWire: [
   Same<z.output<typeof holdRequest>, HoldRequest>,
   Same<z.output<typeof hold>, Hold>,
   Same<z.output<typeof jobSettings>, JobSettings>,
-] = [true, true, true, true];
+  Same<z.output<typeof replayClaimRequest>, ReplayClaimRequest>,
+  Same<z.output<typeof recordedAnswer>, RecordedAnswer>,
+  Same<z.output<typeof replayClaim>, ReplayClaim>,
+  Same<z.output<typeof replayFinish>, ReplayFinish>,
+] = [true, true, true, true, true, true, true, true];
 void portMatchesWire;

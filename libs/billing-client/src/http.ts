@@ -10,11 +10,15 @@ import {
   holdBatchAnswer,
   holdRequest,
   jobSettingsAnswer,
+  replayClaimAnswer,
+  replayClaimRequest,
+  replayDrop,
+  replayFinish,
   verifyKeyAnswer,
   verifyKeyRequest,
 } from './contract';
 import { perTurn } from './per-turn';
-import type { BillingPort, Hold, HoldRequest, JobSettings, JobSettingsPort, KeyIdentity } from './port';
+import type { BillingPort, Hold, HoldRequest, JobSettings, JobSettingsPort, KeyIdentity, ReplayClaim, ReplayPort } from './port';
 
 const unreachable = () => new GatewayError('upstream_unavailable', 'The key and billing service is unreachable; try again shortly');
 /** An answer outside the contract (a half-deployed fleet, a proxy's error page): billing is not usable right now. */
@@ -28,7 +32,10 @@ const BATCH_RETRY_AFTER_MS = 60_000;
  * Any transport failure or unreadable answer is a 503, never a 401 or a crash. Holds asked for in one turn of the
  * event loop share one request (per-turn.ts): under load that is most of the HTTP work of a hold, on both sides.
  */
-export function createBillingHttpClient(baseUrl: string, internalToken?: string): BillingPort & JobSettingsPort & { close(): Promise<void> } {
+export function createBillingHttpClient(
+  baseUrl: string,
+  internalToken?: string,
+): BillingPort & JobSettingsPort & ReplayPort & { close(): Promise<void> } {
   const pool = new Pool(baseUrl, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
   const headers = { 'content-type': 'application/json', ...(internalToken ? { 'x-gateway-internal-token': internalToken } : {}) };
 
@@ -114,6 +121,22 @@ export function createBillingHttpClient(baseUrl: string, internalToken?: string)
       const r = await send('GET', INTERNAL_PATHS.jobSettings.replace(':accountId', encodeURIComponent(accountId)));
       if (r.status === 200) return answer(jobSettingsAnswer, r.json).data;
       throw GatewayError.fromEnvelope(r.status, r.json) ?? new GatewayError('upstream_unavailable', 'The billing service failed to read the account');
+    },
+    async claimReplay(req): Promise<ReplayClaim> {
+      const r = await post(INTERNAL_PATHS.replayClaim, replayClaimRequest.encode(req));
+      if (r.status === 200) return answer(replayClaimAnswer, r.json).data;
+      throw (
+        GatewayError.fromEnvelope(r.status, r.json) ??
+        new GatewayError('upstream_unavailable', 'The billing service failed to read the Idempotency-Key')
+      );
+    },
+    async finishReplay(req) {
+      const r = await post(INTERNAL_PATHS.replayFinish, replayFinish.encode(req));
+      if (r.status !== 204) throw new GatewayError('upstream_unavailable', 'The billing service failed to keep the answer for a retry');
+    },
+    async dropReplay(req) {
+      const r = await post(INTERNAL_PATHS.replayDrop, replayDrop.encode(req));
+      if (r.status !== 204) throw new GatewayError('upstream_unavailable', 'The billing service failed to free the Idempotency-Key');
     },
     async ping() {
       const res = await pool.request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);

@@ -7,3 +7,6 @@ export { refuseOtherCategory } from './category';
 export { Circuits, type CircuitState, type EndpointTally } from './circuits';
 export { startHealthReporter, healthReport } from './health-reporter';
 export { runSpendingService, type SpendingService } from './service-entry';
+export { requestFingerprint } from './fingerprint';
+export { replayable, type ReplayDeps } from './replayable';
+export type { ReplayPort } from '@gateway/billing-client';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createBillingHttpClient } from '@gateway/billing-client';
+import { type ReplayPort, createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { buildRegistry, type FleetEnv, type GatewayConfig, loadConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
@@ -23,7 +23,7 @@ export interface SpendingService {
  */
 export function runSpendingService(
   name: string,
-  build: (spend: SpendDeps, env: FleetEnv, config: GatewayConfig) => Promise<SpendingService> | SpendingService,
+  build: (spend: SpendDeps & { replays: ReplayPort }, env: FleetEnv, config: GatewayConfig) => Promise<SpendingService> | SpendingService,
 ): void {
   runMain(name, async () => {
     const env = readFleetEnv(`${name} service`);
@@ -36,7 +36,7 @@ export function runSpendingService(
     const circuits = new Circuits();
     const openHolds = new OpenHolds();
     const holdTtlMs = parseDuration(config.limits.hold_ttl);
-    const service = await build({ registry, billing, bus, circuits, logger, metrics, openHolds, holdTtlMs }, env, config);
+    const service = await build({ registry, billing, replays: billing, bus, circuits, logger, metrics, openHolds, holdTtlMs }, env, config);
     // The status monitor's view of the providers: what this process's traffic saw, once per sample interval.
     const health = config.status.enabled
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })

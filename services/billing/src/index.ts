@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Db } from '@gateway/db';
 import type { EventBus, Subscription } from '@gateway/bus';
-import type { BillingPort, JobSettingsPort } from '@gateway/billing-client';
+import type { BillingPort, JobSettingsPort, ReplayPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import type { Logger, Metrics } from '@gateway/service-kit';
 import { createLedger, sweepHolds, type Ledger } from './ledger/holds';
@@ -15,6 +15,7 @@ import { type AdminLedgerAccess, adminRouter, tablesOnly } from './admin/router'
 import { resolveAdminToken } from './admin/auth';
 import { internalRouter } from './internal/router';
 import { consumeHoldCloses } from './consumers';
+import { replayStore } from './replays/store';
 import { announceAccounts, publishAccountOpened, publishExpiryCharges } from './publish';
 import { migrations } from './migrations';
 
@@ -31,6 +32,8 @@ export interface BillingServiceDeps {
   internalToken?: string;
   /** How often expired holds are released. */
   sweepIntervalMs?: number;
+  /** How often replay records past their 24 hours are deleted; a minute. */
+  replaySweepIntervalMs?: number;
   /** Told when the admin API revokes a key, so an in-process edge can drop it from its cache at once. */
   onKeyRevoked?: (keyId: string) => void;
   /**
@@ -45,7 +48,7 @@ export interface BillingServiceDeps {
 
 export interface BillingService {
   /** The synchronous port other services call (in-process object; the fleet reaches it via internalRouter). */
-  port: BillingPort & JobSettingsPort;
+  port: BillingPort & JobSettingsPort & ReplayPort;
   /** Keyed public routes: /v1/key, /v1/credits, /v1/generation. */
   publicRouter: Router;
   /** /admin/v1/*, matched on the full path. */
@@ -79,10 +82,14 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
         })
       : undefined;
   const ledger: Ledger = memory ?? createLedger(db);
-  const port: BillingPort & JobSettingsPort = {
+  const replays = replayStore(db);
+  const port: BillingPort & JobSettingsPort & ReplayPort = {
     verifyKey: (raw) => verifyKey(db, raw, defaultRate),
     placeHold: (req) => ledger.placeHold(req),
     jobSettings: (accountId) => jobSettings(db, accountId),
+    claimReplay: (req) => replays.claimReplay(req),
+    finishReplay: (req) => replays.finishReplay(req),
+    dropReplay: (req) => replays.dropReplay(req),
     ping: () => db.ping(),
   };
 
@@ -95,6 +102,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
 
   let subscription: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let replaySweeper: NodeJS.Timeout | undefined;
 
   return {
     port,
@@ -123,6 +131,11 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       subscription = await consumeHoldCloses(ledger, bus, logger);
       // In the background: a ledger of many accounts must not hold up the start, and a failure only delays counts.
       announceAccounts(db, bus).catch((err) => logger.warn({ err }, 'announcing accounts failed; the next start retries'));
+      // Expired replay records only take room: a claim already ignores one, so a late sweep changes no answer.
+      replaySweeper = setInterval(() => {
+        replays.sweep().catch((err) => logger.warn({ err }, 'replay record sweep failed'));
+      }, deps.replaySweepIntervalMs ?? 60_000);
+      replaySweeper.unref();
       if (memory) return memory.start();
       sweeper = setInterval(() => {
         sweepHolds(db)
@@ -137,6 +150,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     },
     async stop() {
       if (sweeper) clearInterval(sweeper);
+      if (replaySweeper) clearInterval(replaySweeper);
       await subscription?.close();
       await memory?.stop();
     },

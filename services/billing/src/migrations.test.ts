@@ -8,6 +8,7 @@ describe('billing migrations', () => {
       '003_ledger_journal',
       '004_hold_checkpoints',
       '005_ledger_dead_letters',
+      '006_idempotent_answers',
     ]);
   });
 

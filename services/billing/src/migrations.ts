@@ -16,6 +16,7 @@ export const migrations: Migration[] = [
   sqlFileMigration('003_ledger_journal', SQL, ['003_ledger_journal.sql']),
   sqlFileMigration('004_hold_checkpoints', SQL, ['004_hold_checkpoints.sql']),
   sqlFileMigration('005_ledger_dead_letters', SQL, ['005_ledger_dead_letters.sql']),
+  sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
     repeatable: true,
   }),

@@ -89,7 +89,7 @@ export async function startEmbedded(
     openHolds,
     holdTtlMs,
   });
-  const text = createTextService(spendDeps('text'), { maxRequestBody: config.limits.max_request_body });
+  const text = createTextService({ ...spendDeps('text'), replays: billing.port }, { maxRequestBody: config.limits.max_request_body });
   const media = await openMedia(config, spendDeps('media'), {
     db: mediaDb,
     dataDir: opts.dataDir,

@@ -1,5 +1,5 @@
 import { exactRoutes, jsonBody, type ExactRoutes } from '@gateway/service-kit';
-import type { SpendDeps } from '@gateway/spend';
+import { replayable, type ReplayPort, type SpendDeps } from '@gateway/spend';
 import { createProtocols } from '@gateway/upstreams';
 import { mountChatCompletions } from './chat-completions/handler';
 import { mountCompletions } from './completions/handler';
@@ -13,9 +13,13 @@ export interface TextService {
   router: ExactRoutes;
 }
 
-/** Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. */
-export function createTextService(deps: SpendDeps, opts: { maxRequestBody: string }): TextService {
-  const router = exactRoutes(jsonBody(opts.maxRequestBody));
+/**
+ * Every text route shares one money flow (chat-flow/run-chat.ts); each folder is one route family. Every one is
+ * replayable: a keyed call that finished is answered from billing's record, never run twice (libs/spend replayable.ts).
+ */
+export function createTextService(deps: SpendDeps & { replays: ReplayPort }, opts: { maxRequestBody: string }): TextService {
+  const routes = exactRoutes(jsonBody(opts.maxRequestBody));
+  const router = replayable(routes, deps);
   const protocols = createProtocols(deps);
   deps.metrics?.gauge('gateway_circuit_open', 'Endpoints whose circuit is open (1) or half-open (0.5)', ['endpoint'], () =>
     deps.circuits
@@ -30,5 +34,5 @@ export function createTextService(deps: SpendDeps, opts: { maxRequestBody: strin
   mountResponses(router, textDeps);
   mountEmbeddings(router, { ...deps, protocolOf: protocols.embedding });
   mountRerank(router, { ...deps, protocolOf: protocols.rerank });
-  return { router };
+  return { router: routes };
 }

@@ -10,6 +10,8 @@ import {
   type Hold,
   type HoldRequest,
   type KeyIdentity,
+  type ReplayFinish,
+  type ReplayPort,
 } from '@gateway/billing-client';
 import { useInMemoryTracing } from '@gateway/bus/src/testing/otel';
 import { GatewayError, errorHandler } from '@gateway/errors';
@@ -30,7 +32,15 @@ const request: HoldRequest = {
 /** Billing's internal router over a recording port, and the fleet's client pointed at it: both ends of one contract. */
 describe('internal API: server and client on one contract', () => {
   const seen: HoldRequest[] = [];
-  const port: BillingPort & JobSettingsPort = {
+  const finished: ReplayFinish[] = [];
+  const port: BillingPort & JobSettingsPort & ReplayPort = {
+    claimReplay: async (req) => {
+      if (req.idempotencyKey === 'idem-other') throw new GatewayError('duplicate_request', 'used with a different request');
+      if (req.idempotencyKey === 'idem-streamed') return { kind: 'finished', requestId: 'req_first', streamed: true };
+      return { kind: 'replay', requestId: 'req_first', answer: { status: 200, headers: { 'x-gateway-cost': '0.01' }, body: '{"a":1}' } };
+    },
+    finishReplay: async (req) => void finished.push(req),
+    dropReplay: async () => undefined,
     verifyKey: async (raw) => (raw === 'sk_live_known' ? identity : undefined),
     jobSettings: async (accountId) => {
       if (accountId !== 'acct_known') throw GatewayError.notFound(`Account ${accountId}`);
@@ -71,6 +81,25 @@ describe('internal API: server and client on one contract', () => {
   it('a verified key crosses the wire unchanged, an unknown one as undefined', async () => {
     expect(await client.verifyKey('sk_live_known')).toEqual(identity);
     expect(await client.verifyKey('sk_live_unknown')).toBeUndefined();
+  });
+
+  it('a replay claim, its refusal and a recorded answer cross the wire unchanged', async () => {
+    const claim = { accountId: 'acct_1', idempotencyKey: 'idem', fingerprint: 'a'.repeat(64), requestId: 'req_2', leaseMs: 60_000 };
+    expect(await client.claimReplay(claim)).toEqual({
+      kind: 'replay',
+      requestId: 'req_first',
+      answer: { status: 200, headers: { 'x-gateway-cost': '0.01' }, body: '{"a":1}' },
+    });
+    expect(await client.claimReplay({ ...claim, idempotencyKey: 'idem-streamed' })).toEqual({
+      kind: 'finished',
+      requestId: 'req_first',
+      streamed: true,
+    });
+    await expect(client.claimReplay({ ...claim, idempotencyKey: 'idem-other' })).rejects.toMatchObject({ code: 'duplicate_request', status: 409 });
+    // Larger than the 16 KB of the other routes: an answer worth keeping is often bigger than its request.
+    const body = 'x'.repeat(100_000);
+    await client.finishReplay({ ...claim, streamed: false, answer: { status: 200, headers: {}, body } });
+    expect(finished.at(-1)?.answer?.body).toBe(body);
   });
 
   it("an account's job settings cross the wire, and an unknown account is the same 404 on both sides", async () => {
@@ -173,7 +202,10 @@ describe('internal API: a batched hold in its own request trace', () => {
   const exporter = useInMemoryTracing();
 
   it("billing's span for each hold of a batch belongs to the trace of the request that asked for it", async () => {
-    const port: BillingPort & JobSettingsPort = {
+    const port: BillingPort & JobSettingsPort & ReplayPort = {
+      claimReplay: async () => ({ kind: 'run' }),
+      finishReplay: async () => undefined,
+      dropReplay: async () => undefined,
       verifyKey: async () => undefined,
       jobSettings: async () => ({ jobConcurrency: null, webhookSecret: 'whsec_x' }),
       placeHold: async () => placed,

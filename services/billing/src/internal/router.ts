@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { internalApi, type BillingPort, type JobSettingsPort } from '@gateway/billing-client';
+import { internalApi, type BillingPort, type JobSettingsPort, type ReplayPort } from '@gateway/billing-client';
 import { GatewayError, errorEnvelope, toGatewayError } from '@gateway/errors';
 import { jsonBody, requireInternalToken, sendJson, validate } from '@gateway/service-kit';
 import { inTraceOf } from './hold-trace';
@@ -9,7 +9,7 @@ import { inTraceOf } from './hold-trace';
  * Requests and answers are the shared contract's (@gateway/billing-client contract.ts), which the client reads back.
  */
 export function internalRouter(
-  port: BillingPort & JobSettingsPort,
+  port: BillingPort & JobSettingsPort & ReplayPort,
   internalToken: string | undefined,
   /** Told of a batched hold that failed with anything but a refusal (a single one reaches the app's error handler). */
   onUnexpected: (err: unknown) => void = () => {},
@@ -32,6 +32,11 @@ export function internalRouter(
     });
     sendJson(res, answer);
   });
+  // The answer a retry will get, whole: as large as the largest answer kept.
+  r.post(internalApi.INTERNAL_PATHS.replayFinish, jsonBody(internalApi.REPLAY_FINISH_BODY_LIMIT), async (req, res) => {
+    await port.finishReplay(validate(internalApi.replayFinish, req.body));
+    res.status(204).end();
+  });
   r.use(jsonBody('16kb'));
   r.get(internalApi.INTERNAL_PATHS.ready, async (_req, res) => {
     await port.ping();
@@ -44,6 +49,13 @@ export function internalRouter(
   });
   r.get(internalApi.INTERNAL_PATHS.jobSettings, async (req, res) => {
     res.json(internalApi.jobSettingsAnswer.encode({ data: await port.jobSettings(String(req.params.accountId)) }));
+  });
+  r.post(internalApi.INTERNAL_PATHS.replayClaim, async (req, res) => {
+    sendJson(res, internalApi.replayClaimAnswer.encode({ data: await port.claimReplay(validate(internalApi.replayClaimRequest, req.body)) }));
+  });
+  r.post(internalApi.INTERNAL_PATHS.replayDrop, async (req, res) => {
+    await port.dropReplay(validate(internalApi.replayDrop, req.body));
+    res.status(204).end();
   });
   r.post(internalApi.INTERNAL_PATHS.holds, async (req, res) => {
     const hold = await port.placeHold(validate(internalApi.holdRequest, req.body));

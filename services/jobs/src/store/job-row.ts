@@ -21,6 +21,8 @@ export interface JobRow {
   duration_seconds: string;
   webhook_url: string | null;
   idempotency_key: string | null;
+  /** Of the submit that carried idempotency_key; null on rows from before 002_request_fingerprint. */
+  request_fingerprint: string | null;
   gateway_request_id: string;
   hold: unknown;
   endpoint_key: string | null;

@@ -13,6 +13,8 @@ export interface NewJob {
   durationSeconds: number;
   webhookUrl: string | null;
   idempotencyKey: string | null;
+  /** requestFingerprint of the submit, kept with its key so a reuse with another request is refused. */
+  requestFingerprint: string | null;
   gatewayRequestId: string;
   hold: unknown;
 }
@@ -20,8 +22,8 @@ export interface NewJob {
 export async function insertJob(tx: Queryable, j: NewJob): Promise<JobRow> {
   const [row] = await tx.query(
     `INSERT INTO jobs (id, account_id, key_id, model, category, status, input, n, duration_seconds, webhook_url, idempotency_key,
-                       gateway_request_id, hold)
-     VALUES ($1, $2, $3, $4, $5, 'queued', $6::jsonb, $7, $8, $9, $10, $11, $12::jsonb) RETURNING *`,
+                       gateway_request_id, hold, request_fingerprint)
+     VALUES ($1, $2, $3, $4, $5, 'queued', $6::jsonb, $7, $8, $9, $10, $11, $12::jsonb, $13) RETURNING *`,
     [
       j.id,
       j.accountId,
@@ -35,6 +37,7 @@ export async function insertJob(tx: Queryable, j: NewJob): Promise<JobRow> {
       j.idempotencyKey,
       j.gatewayRequestId,
       JSON.stringify(j.hold),
+      j.requestFingerprint,
     ],
   );
   return normalise(row);

@@ -45,6 +45,7 @@ describeOnEngines('jobs store: leases, single endings, the outbox', (engine) => 
       durationSeconds: 5,
       webhookUrl: webhook ? 'https://hooks.example/x' : null,
       idempotencyKey: null,
+      requestFingerprint: null,
       gatewayRequestId: requestId,
       hold,
     });

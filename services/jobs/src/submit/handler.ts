@@ -3,7 +3,7 @@ import type { JobSettingsPort } from '@gateway/billing-client';
 import type { Db, Queryable } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import { contextOf, newRequestId, validate } from '@gateway/service-kit';
-import { PaidCall, holdRecordToJSON, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
+import { PaidCall, holdRecordToJSON, refuseOtherCategory, requestFingerprint, type SpendDeps } from '@gateway/spend';
 import { submitView } from '../read/views';
 import type { JobRow } from '../store/job-row';
 import { countInFlight, findByIdempotencyKey, insertJob, lockAccount, queuePosition, typicalJobSeconds } from '../store/jobs';
@@ -58,6 +58,8 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
   const model = refuseOtherCategory(deps.registry, slug, 'video', req.path);
   const ctx = contextOf(req);
   const idempotencyKey = ctx.idempotencyKey ?? null;
+  // The model and the callback are part of the request: the slug (the queue route's path) and the query count too.
+  const fingerprint = idempotencyKey ? requestFingerprint(`POST ${req.path}`, { slug, body, query }) : null;
   const settings = await deps.accounts.jobSettings(ctx.accountId);
   const ceiling = settings.jobConcurrency ?? deps.defaultConcurrency;
 
@@ -65,6 +67,11 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
     await lockAccount(tx, ctx.accountId);
     if (idempotencyKey) {
       const existing = await findByIdempotencyKey(tx, ctx.accountId, idempotencyKey);
+      if (existing && existing.request_fingerprint !== null && existing.request_fingerprint !== fingerprint)
+        throw new GatewayError(
+          'duplicate_request',
+          `This Idempotency-Key was already used for job ${existing.id} with a different request (route or body); send a new key for a new request`,
+        );
       if (existing) return { job: existing, created: false };
     }
     if ((await countInFlight(tx, ctx.accountId)) >= ceiling) throw await concurrencyRefusal(tx, ctx.accountId, ceiling);
@@ -88,6 +95,7 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
         durationSeconds: model ? heldSeconds(model, body.duration) : (body.duration ?? 0),
         webhookUrl: body.webhook_url ?? query.partner_webhook ?? null,
         idempotencyKey,
+        requestFingerprint: fingerprint,
         gatewayRequestId: ctx.requestId,
         hold: holdRecordToJSON(paid.record),
       });

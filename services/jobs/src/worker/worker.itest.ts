@@ -78,6 +78,7 @@ describeOnEngines('jobs worker', (engine) => {
       durationSeconds: input.duration as number,
       webhookUrl: null,
       idempotencyKey: null,
+      requestFingerprint: null,
       gatewayRequestId: ctx.requestId,
       hold: holdRecordToJSON(paid.record),
     });
