@@ -8,6 +8,7 @@
  *   BUS           redis (default) or kafka (with KAFKA_BROKERS); memory cannot cross processes
  *   PORT, HOST    the edge's listener; each service listens on 127.0.0.1 at a fixed offset from PORT
  *   METRICS_PORT  the edge's probes and metrics (PORT + 1000); each service's sit 1000 above its port
+ *   GATEWAY_DEMO_CATALOGUE  true unless set to false: the services may serve simulated upstreams, as `pnpm start` does
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -31,8 +32,10 @@ export interface FleetOptions {
   redisUrl?: string;
   bus?: 'redis' | 'kafka';
   kafkaBrokers?: string;
-  /** GATEWAY_CONFIG for every service; absent, the built-in demo config. */
+  /** GATEWAY_CONFIG for every service; absent, the built-in demo config (the runner consents to it for them). */
   configPath?: string;
+  /** GATEWAY_DEMO_CATALOGUE for every service; default true, as `pnpm start` serves simulated upstreams. */
+  demoCatalogue?: boolean;
   /** GATEWAY_ADMIN_TOKEN; absent, billing generates one at the database's first start and prints it once. */
   adminToken?: string;
   publicUrl?: string;
@@ -78,6 +81,7 @@ const OWNED = [
   'BUS',
   'KAFKA_BROKERS',
   'GATEWAY_CONFIG',
+  'GATEWAY_DEMO_CATALOGUE',
   'GATEWAY_ADMIN_TOKEN',
   'GATEWAY_INTERNAL_TOKEN',
   'GATEWAY_PUBLIC_URL',
@@ -194,6 +198,9 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     GATEWAY_METER_PREFIX: `rl:${new URL(databaseUrl).pathname.slice(1)}:`,
     ...(opts.adminToken ? { GATEWAY_ADMIN_TOKEN: opts.adminToken } : {}),
     ...(opts.configPath ? { GATEWAY_CONFIG: path.resolve(opts.configPath) } : {}),
+    // A fleet service refuses simulated upstreams without this consent. The laptop fleet is `pnpm start` in several
+    // processes, whose contract serves the built-in demo catalogue without GATEWAY_CONFIG (operations.md), so it gives it.
+    GATEWAY_DEMO_CATALOGUE: String(opts.demoCatalogue ?? true),
     GATEWAY_INTERNAL_TOKEN: internalToken,
     GATEWAY_PUBLIC_URL: opts.publicUrl ?? `http://localhost:${port}`,
     LOG_LEVEL: opts.logLevel ?? 'info',
@@ -289,6 +296,7 @@ async function main(): Promise<void> {
     bus: env.BUS,
     kafkaBrokers: env.KAFKA_BROKERS,
     configPath: env.GATEWAY_CONFIG,
+    demoCatalogue: env.GATEWAY_DEMO_CATALOGUE !== 'false',
     adminToken: env.GATEWAY_ADMIN_TOKEN,
     publicUrl: env.GATEWAY_PUBLIC_URL,
     logLevel: env.LOG_LEVEL,

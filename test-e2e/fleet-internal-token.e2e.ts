@@ -24,6 +24,7 @@ describe('every fleet process refuses to start without GATEWAY_INTERNAL_TOKEN', 
       DATABASE_URL: 'postgres://postgres@127.0.0.1:9/nowhere',
       REDIS_URL: 'redis://127.0.0.1:9',
       BUS: 'redis',
+      GATEWAY_DEMO_CATALOGUE: 'true',
       EDGE_URL: NOWHERE,
       ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, NOWHERE])),
     };

@@ -26,6 +26,7 @@ export function runEntry(entry: string, env: Record<string, string>, opts: { det
       BUS: '',
       KAFKA_BROKERS: '',
       GATEWAY_CONFIG: '',
+      GATEWAY_DEMO_CATALOGUE: '',
       GATEWAY_ADMIN_TOKEN: '',
       LOG_LEVEL: 'warn',
       ...env,

@@ -134,9 +134,11 @@ describe('config', () => {
     expect(() => readFleetEnv('billing service', {})).toThrow(/GATEWAY_INTERNAL_TOKEN: required for the billing service in the fleet/);
     expect(() => readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: '' })).toThrow(/GATEWAY_INTERNAL_TOKEN: required/);
     expect(() => readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'short' })).toThrow(/GATEWAY_INTERNAL_TOKEN: must be at least 16 characters/);
-    const env = readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16) });
+    // Everything else a fleet process needs (readFleetEnv's own tests: fleet-env.test.ts).
+    const rest = { BUS: 'redis', REDIS_URL: 'redis://127.0.0.1:6379', GATEWAY_CONFIG: '/etc/gateway/config.yaml' };
+    const env = readFleetEnv('edge', { ...rest, GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16) });
     expect({ token: env.GATEWAY_INTERNAL_TOKEN, host: env.HOST }).toEqual({ token: 'x'.repeat(16), host: '127.0.0.1' });
-    expect(readFleetEnv('edge', { GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16), HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
+    expect(readFleetEnv('edge', { ...rest, GATEWAY_INTERNAL_TOKEN: 'x'.repeat(16), HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
     expect(readEnv({}).GATEWAY_INTERNAL_TOKEN).toBeUndefined();
   });
 

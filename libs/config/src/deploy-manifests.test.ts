@@ -60,6 +60,10 @@ function expectManifests(docs: Doc[], e: Expected, named: (name: string) => stri
   expect(token?.valueFrom?.secretKeyRef).toEqual(expect.objectContaining({ key: 'internal-token' }));
   expect(token.valueFrom.secretKeyRef.optional).not.toBe(true);
   expect(env.HOST).toBe('0.0.0.0');
+  // Every fleet process refuses to start without a bus that crosses processes, or without its config (issue 32).
+  const bus = container.env.find((v: { name: string }) => v.name === 'BUS');
+  expect(bus?.value ?? bus?.valueFrom?.configMapKeyRef?.key).toMatch(/^(redis|kafka|BUS)$/);
+  expect(env.GATEWAY_CONFIG).toBe('/etc/gateway/config.yaml');
   for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(container[probe].httpGet.port).toBe('metrics');
   // Every variable a manifest sets is one the code reads (provider keys come from envFrom, not env).
   for (const name of Object.keys(env)) expect(ENV_VARIABLES).toContain(name);
@@ -98,6 +102,25 @@ describe('k8s/ manifests follow the service table', () => {
     },
   );
 
+  it('sets BUS for the fleet, and consents to simulated upstreams exactly when the example config has them, loudly', () => {
+    const gatewayEnv = fs.readFileSync(path.join(K8S, 'gateway.env'), 'utf8');
+    const settings = Object.fromEntries([...gatewayEnv.matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
+    expect(settings.BUS).toMatch(/^(redis|kafka)$/);
+    const config = YAML.parse(fs.readFileSync(path.join(K8S, 'gateway-config.yaml'), 'utf8'));
+    const simulated = config.providers.some((p: { kind: string }) => p.kind === 'simulated');
+    expect({ simulated, consent: settings.GATEWAY_DEMO_CATALOGUE === 'true' }).toEqual({ simulated, consent: simulated });
+    if (simulated) expect(gatewayEnv).toMatch(/DEMO ONLY[^\n]*\n(#[^\n]*\n)*GATEWAY_DEMO_CATALOGUE=true/);
+    for (const e of expected) {
+      const docs = docsOf(fs.readFileSync(path.join(K8S, `${e.name}.yaml`), 'utf8'));
+      const container = docs.find((d) => d.kind === 'Deployment')!.spec.template.spec.containers[0];
+      const consent = container.env.find((v: { name: string }) => v.name === 'GATEWAY_DEMO_CATALOGUE');
+      expect({ name: e.name, from: consent?.valueFrom?.configMapKeyRef }).toEqual({
+        name: e.name,
+        from: { name: 'gateway-env', key: 'GATEWAY_DEMO_CATALOGUE', optional: true },
+      });
+    }
+  });
+
   it('has a PodDisruptionBudget for each service of the table', () => {
     const pdbs = docsOf(fs.readFileSync(path.join(K8S, 'pdb.yaml'), 'utf8')).filter((d) => d.kind === 'PodDisruptionBudget');
     expect(pdbs.map((d) => d.metadata.name).sort()).toEqual(expected.map((e) => e.name).sort());
@@ -123,6 +146,17 @@ describe('the Helm chart follows the service table', () => {
     expect({ enabled: v.enabled, port: v.port, metricsPort: v.metricsPort }).toEqual({ enabled: true, port: e.port, metricsPort: e.metricsPort });
     expect(v.command.join(' ')).toContain(`services/${e.name}/src/main.ts`);
     expect([...v.peers].sort()).toEqual([...e.peers].sort());
+  });
+
+  it('values: every service gets the bus, and the demo consent goes with the demo catalogue, loudly', () => {
+    for (const e of expected) expect({ name: e.name, bus: values.services[e.name].bus }).toEqual({ name: e.name, bus: true });
+    const simulated = values.gatewayConfig.providers.some((p: { kind: string }) => p.kind === 'simulated');
+    expect({ simulated, consent: values.demoCatalogue }).toEqual({ simulated, consent: simulated });
+    const text = fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8');
+    expect(text).toMatch(/DEMO ONLY[^\n]*\n(#[^\n]*\n)*demoCatalogue: true/);
+    const helpers = fs.readFileSync(path.join(CHART, 'templates/_helpers.tpl'), 'utf8');
+    expect(helpers).toMatch(/if \$root\.Values\.demoCatalogue \}\}\n- name: GATEWAY_DEMO_CATALOGUE\n\s+value: "true"/);
+    expect(helpers).toContain('services.%s.bus must be true');
   });
 
   it('values: no service the table does not know', () => {

@@ -11,6 +11,11 @@ const envSchema = z.object({
   /** Probes (/healthz, /readyz) and /metrics listen here, never on the public listener. Default PORT + 1000. */
   METRICS_PORT: port.optional(),
   GATEWAY_CONFIG: z.string().optional(),
+  /**
+   * Fleet: the operator's explicit consent to serve simulated upstreams (the built-in demo catalogue when
+   * GATEWAY_CONFIG is unset, or a config with a `kind: simulated` provider), which bill accounts for made-up answers.
+   */
+  GATEWAY_DEMO_CATALOGUE: z.enum(['true', 'false']).optional(),
   GATEWAY_ADMIN_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
   GATEWAY_DATA_DIR: z.string().min(1).default('./.gateway-data'),
   GATEWAY_PUBLIC_URL: z.url().optional(),
@@ -88,23 +93,39 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   };
 }
 
-/** A fleet process's environment: the shared internal token is always there. */
-export type FleetEnv = GatewayEnv & { GATEWAY_INTERNAL_TOKEN: string };
+/** A fleet process's environment: the shared internal token and a bus that crosses processes are always there. */
+export type FleetEnv = GatewayEnv & { GATEWAY_INTERNAL_TOKEN: string; BUS: 'redis' | 'kafka' };
 
 /**
- * The environment of a fleet process (the edge or a service of the service table). Its listener is reachable by
- * whatever can reach its address, so the internal token is what tells a peer from anyone else: a process without
- * one refuses to start, rather than trusting every caller. Binds loopback unless HOST says otherwise (the image
- * and the manifests set 0.0.0.0). The embedded gateway (readEnv) has no internal listener and needs no token.
+ * The environment of a fleet process (the edge or a service of the service table), refused whole when it cannot
+ * run safely, each problem naming its variable:
+ * - GATEWAY_INTERNAL_TOKEN: its listener is reachable by whatever can reach its address, so the token is what tells
+ *   a peer from anyone else; without one it would trust every caller.
+ * - BUS: holds are opened in one process and settled by billing in another, so the bus must cross processes. The
+ *   in-memory bus (or none, which openBus would turn into the in-memory one) would lose every settle.
+ * - GATEWAY_CONFIG: unset, the process would serve the built-in simulated demo catalogue and bill real accounts for
+ *   its made-up answers; GATEWAY_DEMO_CATALOGUE=true is the operator saying that is what they want.
+ * Binds loopback unless HOST says otherwise (the image and the manifests set 0.0.0.0). The embedded gateway
+ * (readEnv) has no internal listener and one process: it needs none of this.
  */
 export function readFleetEnv(service: string, source: NodeJS.ProcessEnv = process.env): FleetEnv {
   const env = readEnv(source);
+  const who = `the ${service} in the fleet`;
+  const problems: string[] = [];
   const token = env.GATEWAY_INTERNAL_TOKEN;
-  if (!token)
-    throw new ConfigError(
-      `Invalid environment:\n  GATEWAY_INTERNAL_TOKEN: required for the ${service} in the fleet (the same secret of at least 16 characters in every fleet process)`,
+  if (!token) problems.push(`GATEWAY_INTERNAL_TOKEN: required for ${who} (the same secret of at least 16 characters in every fleet process)`);
+  const bus = env.BUS;
+  if (!bus) problems.push(`BUS: required for ${who}: redis or kafka (every fleet process must share one bus)`);
+  else if (bus === 'memory') problems.push(`BUS: "memory" cannot carry events between processes; ${who} needs redis or kafka`);
+  else if (bus === 'redis' && !env.REDIS_URL) problems.push(`REDIS_URL: required with BUS=redis for ${who}`);
+  else if (bus === 'kafka' && !env.KAFKA_BROKERS) problems.push(`KAFKA_BROKERS: required with BUS=kafka for ${who}`);
+  if (!env.GATEWAY_CONFIG && env.GATEWAY_DEMO_CATALOGUE !== 'true')
+    problems.push(
+      `GATEWAY_CONFIG: required for ${who}; unset, it would bill accounts for the built-in simulated demo catalogue (set GATEWAY_DEMO_CATALOGUE=true if that is what you want)`,
     );
-  return { ...env, GATEWAY_INTERNAL_TOKEN: token };
+  if (problems.length || !token || (bus !== 'redis' && bus !== 'kafka'))
+    throw new ConfigError(`Invalid environment:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  return { ...env, GATEWAY_INTERNAL_TOKEN: token, BUS: bus };
 }
 
 /** A peer's base URL from its variable in the service table; a fleet process cannot start without it. */

@@ -11,5 +11,6 @@ export {
 } from './schema';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
+export { loadFleetConfig } from './fleet-config';
 export { readEnv, readFleetEnv, serviceUrl, ENV_VARIABLES, type FleetEnv, type GatewayEnv } from './env';
 export { buildRegistry, type ModelRegistry, type ResolvedModel, type ResolvedEndpoint } from './registry';

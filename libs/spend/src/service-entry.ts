@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { type ReplayPort, createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { buildRegistry, type FleetEnv, type GatewayConfig, loadConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
+import { buildRegistry, type FleetEnv, type GatewayConfig, loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
@@ -27,7 +27,7 @@ export function runSpendingService(
 ): void {
   runMain(name, async () => {
     const env = readFleetEnv(`${name} service`);
-    const config = loadConfig(env.GATEWAY_CONFIG);
+    const config = loadFleetConfig(env, `${name} service`);
     const logger = createLogger(name, env.LOG_LEVEL);
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
     const metrics = createMetrics();

@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import { openBus } from '@gateway/bus';
-import { ConfigError, loadConfig, readFleetEnv } from '@gateway/config';
+import { ConfigError, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createBillingService, migrations } from './index';
@@ -8,7 +8,7 @@ import { createBillingService, migrations } from './index';
 /** Fleet entry: billing as its own process on PostgreSQL and the configured bus. */
 runMain('billing', async () => {
   const env = readFleetEnv('billing service');
-  const config = loadConfig(env.GATEWAY_CONFIG);
+  const config = loadFleetConfig(env, 'billing service');
   const logger = createLogger('billing', env.LOG_LEVEL);
   if (!env.DATABASE_URL) throw new ConfigError('Invalid environment:\n  DATABASE_URL: required for the billing service in the fleet');
   const db = await openServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL });

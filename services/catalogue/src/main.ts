@@ -2,7 +2,7 @@ import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
-import { loadConfig, readFleetEnv, serviceUrl } from '@gateway/config';
+import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
@@ -11,7 +11,7 @@ import { redisPing } from './status/redis-ping';
 /** Fleet entry: the public catalogue, stats and the status monitor. */
 runMain('catalogue', async () => {
   const env = readFleetEnv('catalogue service');
-  const config = loadConfig(env.GATEWAY_CONFIG);
+  const config = loadFleetConfig(env, 'catalogue service');
   const logger = createLogger('catalogue', env.LOG_LEVEL);
   const metrics = createMetrics();
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });

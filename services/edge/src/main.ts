@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
-import { loadConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
+import { loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import { createLogger, createMetrics, runMain, serveFleetProcess } from '@gateway/service-kit';
 import { ADMIN_OWNER, SERVICE_NAMES, type ServiceName } from '@gateway/topology';
@@ -11,7 +11,7 @@ import { proxyTo } from './proxy';
 runMain('edge', async () => {
   const env = readFleetEnv('edge');
   const logger = createLogger('edge', env.LOG_LEVEL);
-  const { public_rate_limit: publicRate } = loadConfig(env.GATEWAY_CONFIG).limits;
+  const { public_rate_limit: publicRate } = loadFleetConfig(env, 'edge').limits;
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the edge'), env.GATEWAY_INTERNAL_TOKEN);
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, proxyTo(serviceUrl(env, name, 'the edge'))])) as Record<

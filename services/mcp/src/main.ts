@@ -1,7 +1,7 @@
 import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { openBus } from '@gateway/bus';
-import { ConfigError, buildRegistry, loadConfig, readFleetEnv } from '@gateway/config';
+import { ConfigError, buildRegistry, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createRedisMeter, createMemoryMeter } from '@gateway/ratelimit';
@@ -12,7 +12,7 @@ runMain('mcp', async () => {
   const env = readFleetEnv('mcp service');
   if (!env.EDGE_URL) throw new ConfigError('Invalid environment:\n  EDGE_URL: required for the mcp service in the fleet (its tools call the edge)');
   const edgeUrl = env.EDGE_URL.replace(/\/$/, '');
-  const config = loadConfig(env.GATEWAY_CONFIG);
+  const config = loadFleetConfig(env, 'mcp service');
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
   const metrics = createMetrics();

@@ -165,6 +165,10 @@ app.kubernetes.io/component: {{ .name }}
 - name: GATEWAY_CONFIG
   value: /etc/gateway/config.yaml
 {{- end }}
+{{- if $root.Values.demoCatalogue }}
+- name: GATEWAY_DEMO_CATALOGUE
+  value: "true"
+{{- end }}
 {{- if $svc.adminToken }}
 - name: GATEWAY_ADMIN_TOKEN
   valueFrom:
@@ -278,6 +282,9 @@ app.kubernetes.io/component: {{ .name }}
 {{- end }}
 {{- if eq (int $svc.metricsPort) (int $svc.port) }}
 {{- fail (printf "services.%s.metricsPort must differ from its port" $name) }}
+{{- end }}
+{{- if not $svc.bus }}
+{{- fail (printf "services.%s.bus must be true: every fleet process refuses to start without BUS" $name) }}
 {{- end }}
 {{- if not $svc.command }}
 {{- fail (printf "services.%s.command is required" $name) }}
