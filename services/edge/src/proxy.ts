@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from 'http-proxy-middleware';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { INTERNAL } from '@gateway/service-kit';
+import { INTERNAL, onClientGone } from '@gateway/service-kit';
 
 /**
  * Forwards to a fleet service with http-proxy-middleware. Bodies are never parsed at the edge, and
@@ -28,9 +28,10 @@ export function proxyTo(target: string): RequestHandler {
     on: {
       proxyReq(proxyReq, _req, res) {
         // A client that leaves must reach the service: it stops the upstream call and bills only what was delivered.
-        res.once('close', () => {
-          if (!res.writableFinished) proxyReq.destroy();
-        });
+        // Watched on the socket too (onClientGone): a pipelined request's response never closes when its socket dies.
+        const unwatch = onClientGone(res as http.ServerResponse, () => proxyReq.destroy());
+        res.once('finish', unwatch);
+        res.once('close', unwatch);
       },
       proxyRes(proxyRes, _req, res) {
         // A service that cuts its answer mid-body (speech whose upstream broke) must cut the client's too: the pipe
