@@ -124,6 +124,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     generatedAdminToken: admin.generated,
     ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {
+      // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation.
+      memory?.ready();
       await db.ping();
       await bus.ping();
     },

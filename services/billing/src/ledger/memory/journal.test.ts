@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileJournal, readJournal } from './journal';
+import { eio, heldSyncs } from '../../testing/held-syncs';
+import { FileJournal, JournalFailed, readJournal } from './journal';
 import type { LedgerRecord } from './records';
 
 /** A place record with a model name long enough that a few of them fill a small test segment. */
@@ -14,12 +15,6 @@ const place = (seq: number, model = 'bench/model-with-a-long-name'): LedgerRecor
 });
 /** The next loop turn, where a journal writes what its waiting settles need. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-/** A disk flush the test lets finish (or fails) when it chooses: the fault injector at the journal's sync. */
-function heldSyncs() {
-  const held: ((err?: Error) => void)[] = [];
-  const datasync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => held.push((err) => (err ? done(err) : fs.fdatasync(fd, done)));
-  return { held, datasync };
-}
 const settled = (p: Promise<void>) => {
   const state = { done: false };
   p.then(
@@ -237,10 +232,33 @@ describe('FileJournal: a settle is in the file at once and acknowledged only aft
     j.append(place(1));
     const waiting = j.durable(1);
     await nextTurn();
-    held.shift()?.(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    held.shift()?.(eio());
     await expect(waiting).rejects.toThrow('EIO');
-    j.append(place(2));
     await expect(j.durable(2)).rejects.toThrow('EIO');
+    await j.close();
+  });
+
+  it('stops for good at a failed flush, says so once, and refuses records instead of buffering them for ever', async () => {
+    const { held, datasync } = heldSyncs();
+    const failures: unknown[] = [];
+    const j = await FileJournal.open(dir, 0, { datasync, syncGapMs: 0, onFail: (err) => failures.push(err) });
+    expect(j.healthy).toBe(true);
+    j.append(place(1));
+    const first = j.durable(1);
+    await nextTurn();
+    // Written while the failing flush runs: it is not covered by it, and no later flush may stand for it.
+    j.append(place(2));
+    const second = j.durable(2);
+    held.shift()?.(eio());
+    await expect(first).rejects.toThrow(JournalFailed);
+    await expect(second).rejects.toThrow('EIO');
+    expect(j.healthy).toBe(false);
+    // Before the fix append took every record after a failure into a buffer nothing ever wrote: memory without bound.
+    expect(() => j.append(place(3))).toThrow(JournalFailed);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(held).toHaveLength(0);
+    expect(readJournal(dir).map((r) => r.seq)).not.toContain(3);
+    expect(failures).toEqual([expect.objectContaining({ code: 'EIO' })]);
     await j.close();
   });
 });

@@ -4,6 +4,9 @@ import type { LedgerRecord } from './records';
 
 /** Where the embedded ledger's records become durable before the tables have them. */
 export interface Journal {
+  /** False from the first failed write or sync on: nothing appended since can be made durable (`fail`). */
+  readonly healthy: boolean;
+  /** Throws once the journal has failed: its caller must not act on a decision it cannot record. */
   append(record: LedgerRecord): void;
   /** Resolves once the record `seq` (and so every earlier one) is on disk. */
   durable(seq: number): Promise<void>;
@@ -13,7 +16,7 @@ export interface Journal {
 }
 
 /** The database lives in memory (tests): durability is theirs to lose, so the journal is none. */
-export const noJournal: Journal = { append() {}, durable: async () => {}, retire() {}, close: async () => {} };
+export const noJournal: Journal = { healthy: true, append() {}, durable: async () => {}, retire() {}, close: async () => {} };
 
 const SEGMENT_BYTES = 8 * 2 ** 20;
 /**
@@ -37,6 +40,16 @@ export interface FileJournalOptions {
   syncGapMs?: number;
   /** The disk flush; a test's stand-in holds it back or fails it. */
   datasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+  /** Told once, at the journal's first failure. */
+  onFail?: (err: unknown) => void;
+}
+
+/** What `append` and `durable` answer once the journal has failed; `cause` is the write's or the sync's error. */
+export class JournalFailed extends Error {
+  constructor(cause: unknown) {
+    super(`the ledger journal failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'JournalFailed';
+  }
 }
 
 /** The records a previous process journalled, in order; a torn last line (a kill mid-write) is left out. */
@@ -96,12 +109,14 @@ export class FileJournal implements Journal {
   private current!: { file: string; fd: number; bytes: number; lastSeq: number };
   /** The next segment being zero-filled, started once the current one is half full; false if that failed. */
   private spare: Promise<boolean> | undefined;
-  private failed: unknown;
+  /** Set at the first failure, for good: see `fail`. */
+  private failed: JournalFailed | undefined;
   private idle: NodeJS.Timeout | undefined;
   private nextTurn: NodeJS.Immediate | undefined;
   private readonly segmentBytes: number;
   private readonly syncGapMs: number;
   private readonly datasync: NonNullable<FileJournalOptions['datasync']>;
+  private readonly onFail: FileJournalOptions['onFail'];
 
   private constructor(
     private readonly dir: string,
@@ -114,6 +129,7 @@ export class FileJournal implements Journal {
     this.segmentBytes = opts.segmentBytes ?? SEGMENT_BYTES;
     this.syncGapMs = opts.syncGapMs ?? SYNC_GAP_MS;
     this.datasync = opts.datasync ?? fs.fdatasync;
+    this.onFail = opts.onFail;
   }
 
   /** A fresh journal after `startSeq` (earlier segments were replayed into the tables and are removed). */
@@ -125,7 +141,13 @@ export class FileJournal implements Journal {
     return j;
   }
 
+  get healthy(): boolean {
+    return this.failed === undefined;
+  }
+
   append(record: LedgerRecord): void {
+    // Nothing would ever write it: buffering on would only grow memory for as long as the process runs.
+    if (this.failed) throw this.failed;
     this.buffered.push(`${JSON.stringify(record)}\n`);
     this.bufferedSeq = record.seq;
     if (!this.idle) this.idle = setTimeout(() => this.writeOut(), IDLE_WRITE_MS);
@@ -236,10 +258,18 @@ export class FileJournal implements Journal {
     });
   }
 
-  /** A full or failing disk: settles are no longer durable, and waiting for them must say so. */
+  /**
+   * A full or failing disk: settles are no longer durable, and waiting for them must say so. For good, as
+   * PostgreSQL's PANIC on a failed fsync: after a failed `fdatasync` the kernel may have dropped the dirty pages and
+   * cleared the error, so a later sync that succeeds proves nothing about the records before it. What was not written
+   * is dropped (none of it was acknowledged); a restart replays what the file holds and starts a fresh segment.
+   */
   private fail(e: unknown): void {
-    this.failed ??= e;
+    if (this.failed) return;
+    this.failed = new JournalFailed(e);
+    this.buffered = [];
     for (const w of this.waiters.splice(0)) w.reject(this.failed);
+    this.onFail?.(e);
   }
 
   /** Writes the spare segment full of zeros and syncs it, so no write to it later changes its size. */

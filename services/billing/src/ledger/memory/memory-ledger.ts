@@ -8,7 +8,7 @@ import { type CloseResult, type Ledger, createLedger, holdFromRow } from '../hol
 import { newHoldId } from '../ids';
 import { type AccountState, Book, FINISHED_RETENTION_MS, type MemHold } from './book';
 import { DeadLetters } from './dead-letters';
-import { FileJournal, type Journal, noJournal, readJournal } from './journal';
+import { FileJournal, type FileJournalOptions, type Journal, noJournal, readJournal } from './journal';
 import type { LedgerRecord, UnnumberedRecord } from './records';
 import { WriteBehind } from './write-behind';
 
@@ -32,8 +32,10 @@ export interface MemoryLedgerOptions {
    * process). Some were charged their last checkpoint, which billing announces (publishExpiryCharges).
    */
   onExpired?: (holdIds: string[]) => Promise<void>;
-  /** Where the count of dead-lettered records goes (gateway_ledger_dead_letters_total). */
+  /** Where the count of dead-lettered records (gateway_ledger_dead_letters_total) and the journal's health go. */
   metrics?: Metrics;
+  /** For tests: the journal's disk flush, held back or failed. */
+  journalDatasync?: FileJournalOptions['datasync'];
 }
 
 /**
@@ -102,6 +104,12 @@ export class MemoryLedger implements Ledger {
   ) {
     this.sql = createLedger(opts.db);
     this.seq = startSeq;
+    opts.metrics?.gauge(
+      'gateway_ledger_journal_healthy',
+      'The embedded ledger journal can make decisions durable (1), or has failed (0) and holds and settles are refused until a restart',
+      [],
+      () => [[{}, journal.healthy ? 1 : 0]],
+    );
   }
 
   /**
@@ -143,7 +151,16 @@ export class MemoryLedger implements Ledger {
     );
     if (released.length > 0) logger.warn({ released: released.length }, 'released the holds a stopped gateway left open');
 
-    const journal = opts.journalDir ? await FileJournal.open(opts.journalDir, seq) : noJournal;
+    const journal = opts.journalDir
+      ? await FileJournal.open(opts.journalDir, seq, {
+          datasync: opts.journalDatasync,
+          onFail: (err) =>
+            logger.error(
+              { err, applied: writes.applied },
+              'the ledger journal failed: holds and settles are refused (503) and readiness fails until the gateway is restarted',
+            ),
+        })
+      : noJournal;
     ledger = new MemoryLedger(
       opts,
       journal,
@@ -190,6 +207,22 @@ export class MemoryLedger implements Ledger {
       );
     this.writes.close();
     await this.journal.close();
+  }
+
+  /** Rejects once the journal has failed: the ledger refuses holds and settles, so the process should take no traffic. */
+  ready(): void {
+    if (!this.journal.healthy) throw new Error('the ledger journal failed: holds and settles cannot be made durable until a restart');
+  }
+
+  /**
+   * A decision made now could never be made durable: refused before it is made (memory stays as the tables and the
+   * journal know it), retryable, so a client tries again and the bus redelivers a close, to a restarted process.
+   */
+  private refuseWithoutJournal(): void {
+    if (!this.journal.healthy)
+      throw new GatewayError('upstream_unavailable', 'The ledger cannot record payments right now; try again shortly', {
+        headers: { 'retry-after': '5' },
+      });
   }
 
   /** Resolves once the tables hold every decision made before the call: read after it. */
@@ -246,6 +279,7 @@ export class MemoryLedger implements Ledger {
         continue;
       }
       // From here to the return nothing awaits: no other hold or close can run between the checks and the writes.
+      this.refuseWithoutJournal();
       const decided = this.book.place(account, req, newHoldId(), Date.now());
       if (decided.hold) this.record({ t: 'place', h: decided.hold.facts, idem: decided.hold.idem, expires_ms: decided.hold.expiresAt }, decided.hold);
       return holdFromRow(decided, req);
@@ -268,8 +302,14 @@ export class MemoryLedger implements Ledger {
         if (closed.result !== 'unknown') this.book.markFinished(ev.account_id, ev.request_id);
         return closed;
       }
+      this.refuseWithoutJournal();
       const { result, charged, late } = this.book.close(h, account, ev);
-      if (result === 'noop') return { result, charged };
+      // A redelivery of a close still waiting for its sync: acknowledged only once the first close's record is on
+      // disk, or an acknowledgement could outrun it and a power cut lose the settle with no event left to redo it.
+      if (result === 'noop') {
+        await this.journal.durable(h.lastSeq);
+        return { result, charged };
+      }
       const seq = this.record(
         { t: 'close', h: h.facts, state: h.state as 'settled' | 'released' | 'expired', charge: charged.toString(), late, rec: ev.record },
         h,
@@ -296,6 +336,7 @@ export class MemoryLedger implements Ledger {
         if (!(await this.load(ev.account_id))) return false;
         continue;
       }
+      this.refuseWithoutJournal();
       if (!this.book.checkpoint(h, ev)) return false;
       // Not waited for: a checkpoint lost to a kill is only an earlier, smaller charge than the one before it.
       this.record({ t: 'checkpoint', h: h.facts, charge: ev.charge_nano, rec: ev.record }, h);
@@ -324,6 +365,8 @@ export class MemoryLedger implements Ledger {
   /** The sweeper's one round (its timer runs it every sweepIntervalMs once started). */
   async sweep(): Promise<void> {
     while (this.gate) await this.gate;
+    // Expiries could not be recorded; the holds stay open in memory, and the restart the failure asks for releases them.
+    if (!this.journal.healthy) return;
     const now = Date.now();
     const due = this.book.expireDue(now);
     for (const h of due) this.record({ t: 'expire', h: h.facts }, h);
