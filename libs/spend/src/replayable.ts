@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { MAX_RECORDED_ANSWER_BYTES, type ReplayClaim, type ReplayFinish, type ReplayPort } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/errors';
-import { contextOf, type Logger, type PostRoutes, type RouteHandler } from '@gateway/service-kit';
+import { contextOf, type Logger, onClientGone, type PostRoutes, type RouteHandler } from '@gateway/service-kit';
 import { requestFingerprint } from './fingerprint';
 
 /** The headers a replay repeats: what the client read from the first answer besides its body and request id. */
@@ -104,8 +104,15 @@ function keepAnswer(deps: ReplayDeps, res: Response, key: Key): void {
 
 /** A stream is not replayed: once it has answered 2xx, a retry is refused; one that failed first frees its key. */
 function keepStreamOutcome(deps: ReplayDeps, res: Response, key: Key): void {
-  res.once('close', () => {
+  let told = false;
+  const ended = () => {
+    if (told) return;
+    told = true;
+    unwatch();
     const outcome = res.headersSent && succeeded(res) ? deps.replays.finishReplay({ ...key, streamed: true }) : deps.replays.dropReplay(key);
     outcome.catch((err: unknown) => deps.logger.error({ err, requestId: key.requestId }, 'the replay record of a keyed stream was not written'));
-  });
+  };
+  // Finished, or its client gone: a response's own close never comes for a pipelined one whose socket died.
+  const unwatch = onClientGone(res, ended);
+  res.once('finish', ended);
 }
