@@ -173,7 +173,9 @@ REDIS.describe('redis streams bus', () => {
     const free = [ev('hold_2'), ev('hold_2')];
     for (const e of [held[0], free[0], held[1], free[1], held[2]]) await bus.publish(topic, e);
     await waitFor(() => order.length === 2, "the other key's events");
-    // All three of hold_1 wait, pending, behind the first.
+    // All three of hold_1 wait, pending, behind the first (the last, published after the other key's, may still be
+    // on its way to the consumer when the other key is done).
+    await waitFor(async () => (await pendingCount(topic, group)) === 3, "hold_1's three events pending");
     expect(await pendingCount(topic, group)).toBe(3);
     expect(order).toEqual(free.map((e) => `hold_2:${(e.data as { n: number }).n}`));
     storageUp = true;
