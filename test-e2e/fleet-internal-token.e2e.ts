@@ -2,7 +2,7 @@ import { DEFAULT_CONFIG } from '@gateway/config';
 import { INTERNAL } from '@gateway/service-kit';
 import { EDGE, SERVICES } from '@gateway/topology';
 import { startGateway, type TestGateway } from './support/harness';
-import { runEntry } from './support/process';
+import { COMPLETE_FLEET_ENV, everyMainRefused, fleetMainsWith } from './support/fleet-mains';
 
 /**
  * The fleet's internal token (GATEWAY_INTERNAL_TOKEN) is what tells a peer from anyone who can reach a service's
@@ -10,35 +10,11 @@ import { runEntry } from './support/process';
  * /internal/keys/verify, text spent any account's money. Now no fleet process starts without it, and every
  * service's listener refuses a request that does not carry it.
  */
-const PROCESSES = [EDGE.name, ...SERVICES.map((s) => s.name)];
-/** A port nothing listens on: the peers and stores a process is given are never reached before it refuses to start. */
-const NOWHERE = 'http://127.0.0.1:9';
-
 describe('every fleet process refuses to start without GATEWAY_INTERNAL_TOKEN', () => {
   it('exits 1 naming the variable, with every other variable it needs set', async () => {
-    const env = {
-      GATEWAY_INTERNAL_TOKEN: '',
-      PORT: '0',
-      METRICS_PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: 'postgres://postgres@127.0.0.1:9/nowhere',
-      REDIS_URL: 'redis://127.0.0.1:9',
-      BUS: 'redis',
-      GATEWAY_DEMO_CATALOGUE: 'true',
-      EDGE_URL: NOWHERE,
-      ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, NOWHERE])),
-    };
-    const outcomes = await Promise.all(
-      PROCESSES.map(async (name) => {
-        const p = runEntry(`services/${name}/src/main.ts`, env);
-        // Bounded: a process that started instead of refusing is stopped, and fails below.
-        const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
-        const code = await p.exited;
-        clearTimeout(timer);
-        return { name, code, names: p.output().includes('GATEWAY_INTERNAL_TOKEN: required') };
-      }),
-    );
-    expect(outcomes).toEqual(PROCESSES.map((name) => ({ name, code: 1, names: true })));
+    // The built-in demo catalogue, consented to, so the token is the one thing missing.
+    const env = { ...COMPLETE_FLEET_ENV, GATEWAY_INTERNAL_TOKEN: '', GATEWAY_CONFIG: '' };
+    expect(await fleetMainsWith(env, 'GATEWAY_INTERNAL_TOKEN: required', 60_000)).toEqual(everyMainRefused());
   }, 90_000);
 });
 

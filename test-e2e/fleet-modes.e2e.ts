@@ -2,10 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EDGE, SERVICES } from '@gateway/topology';
 import { type Fleet, startFleet } from '../deploy/local-fleet';
 import { onFleetPorts, PG_URL } from './support/harness';
-import { ROOT, runEntry } from './support/process';
+import { COMPLETE_FLEET_ENV, everyMainRefused, fleetMainsWith } from './support/fleet-mains';
 
 /**
  * The modes a fleet cannot settle in, refused by every command the containers run (issue 32). A fleet process on
@@ -15,24 +14,6 @@ import { ROOT, runEntry } from './support/process';
  * of it that k8s/gateway-config.yaml ships. Each now exits 1 naming the variable, unless the operator consents to
  * the demo (GATEWAY_DEMO_CATALOGUE=true), which `pnpm fleet` gives the processes it starts.
  */
-const PROCESSES = [EDGE.name, ...SERVICES.map((s) => s.name)];
-/** A port nothing listens on: the peers and stores a process is given are never reached before it refuses to start. */
-const NOWHERE = 'http://127.0.0.1:9';
-/** Everything a fleet process needs, with a real catalogue: each case below takes one thing away or changes it. */
-const COMPLETE = {
-  GATEWAY_INTERNAL_TOKEN: crypto.randomBytes(24).toString('hex'),
-  PORT: '0',
-  METRICS_PORT: '0',
-  HOST: '127.0.0.1',
-  DATABASE_URL: 'postgres://postgres@127.0.0.1:9/nowhere',
-  REDIS_URL: 'redis://127.0.0.1:9',
-  BUS: 'redis',
-  GATEWAY_CONFIG: path.join(ROOT, 'k8s/gateway-config.yaml'),
-  GATEWAY_DEMO_CATALOGUE: 'true',
-  EDGE_URL: NOWHERE,
-  ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, NOWHERE])),
-};
-
 const CASES: Array<{ name: string; env: Record<string, string>; names: string }> = [
   { name: 'BUS=memory', env: { BUS: 'memory' }, names: 'BUS: "memory" cannot carry events between processes' },
   { name: 'BUS unset', env: { BUS: '' }, names: 'BUS: required for the' },
@@ -49,22 +30,11 @@ const CASES: Array<{ name: string; env: Record<string, string>; names: string }>
   },
 ];
 
-/** Runs one process to its exit: a process that started instead of refusing is stopped after 90 s, and fails. */
-async function outcome(name: string, env: Record<string, string>, names: string) {
-  const p = runEntry(`services/${name}/src/main.ts`, env);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 90_000);
-  const code = await p.exited;
-  clearTimeout(timer);
-  const out = p.output();
-  return { name, code, names: out.includes(names) || out.slice(-600) };
-}
-
 describe('every fleet process refuses the modes that cannot settle', () => {
   it.each(CASES.map((c) => [c.name, c] as const))(
     '%s: each of the seven exits 1 naming the variable',
     async (_name, c) => {
-      const outcomes = await Promise.all(PROCESSES.map((name) => outcome(name, { ...COMPLETE, ...c.env }, c.names)));
-      expect(outcomes).toEqual(PROCESSES.map((name) => ({ name, code: 1, names: true })));
+      expect(await fleetMainsWith({ ...COMPLETE_FLEET_ENV, ...c.env }, c.names, 90_000)).toEqual(everyMainRefused());
     },
     150_000,
   );
