@@ -27,7 +27,7 @@ export function limitConnections(server: net.Server, limits: ConnectionLimits, o
   server.on('drop', () => onRefused('total'));
   if (limits.perAddress <= 0) return;
   const open = new Map<string, number>();
-  // Before the HTTP server's own listener, so a refused connection never gets a parser.
+  // Before the HTTP server's own listener, so a refused socket is destroyed before its parser can read a byte.
   server.prependListener('connection', (socket: net.Socket) => {
     const address = socket.remoteAddress;
     // No address: the peer is already gone.

@@ -26,6 +26,8 @@ export function replayable(routes: PostRoutes, deps: ReplayDeps): PostRoutes {
 }
 
 async function keyed(deps: ReplayDeps, req: Request, res: Response, handler: RouteHandler): Promise<void> {
+  // Keyless calls (nearly all) pass on before any context is built: the handler builds its own.
+  if (!req.headers['idempotency-key']) return handler(req, res);
   const ctx = contextOf(req);
   if (!ctx.idempotencyKey) return handler(req, res);
   const key = { accountId: ctx.accountId, idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId };
