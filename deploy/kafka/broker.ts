@@ -11,9 +11,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
+const HERE = __dirname;
 const POM = path.join(HERE, 'pom.xml');
 const CLASSPATH_FILE = path.join(HERE, 'target', 'classpath.txt');
 export const DEFAULT_KAFKA_DATA_DIR = path.resolve(HERE, '..', '..', '.gateway-kafka-data');
@@ -170,7 +169,7 @@ export async function stopKafkaBroker(dataDir = DEFAULT_KAFKA_DATA_DIR): Promise
   await stopPid(Number(fs.readFileSync(pidFile, 'utf8')), pidFile);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (require.main === module) {
   const [command = 'start', ...rest] = process.argv.slice(2);
   const flag = (name: string) => {
     const i = rest.indexOf(`--${name}`);
