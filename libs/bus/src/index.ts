@@ -7,3 +7,4 @@ export { createKafkaBus, type KafkaBusOptions } from './kafka';
 export { openBus, type OpenBusOptions } from './open';
 export type { BusMetrics } from './fault-metric';
 export { withTracing } from './tracing';
+export { busOptionsFromEnv, kafkaOptionsFromEnv, type BusEnv } from './bus-env';

@@ -140,6 +140,22 @@ KAFKA.describe('kafka adapter on a real broker', () => {
     expect(values).toHaveLength(sent.length);
   }, 30_000);
 
+  it('delivers to two subscriptions of one group that read different topics (the catalogue’s stats and health reports)', async () => {
+    const b = bus();
+    const [stats, health] = [unique('usage'), unique('health')];
+    const seen = { stats: [] as string[], health: [] as string[] };
+    const group = unique('catalogue');
+    await b.subscribe(group, [stats], async (e) => void seen.stats.push(e.id));
+    await b.subscribe(group, [health], async (e) => void seen.health.push(e.id));
+    const sent = { stats: Array.from({ length: 6 }, (_, i) => event(`a${i}`, i)), health: Array.from({ length: 6 }, (_, i) => event(`p${i}`, i)) };
+    for (const e of sent.stats) await b.publish(stats, e);
+    for (const e of sent.health) await b.publish(health, e);
+
+    await waitFor(() => seen.stats.length >= 6 && seen.health.length >= 6, 'both subscriptions to get their topic’s events', 20_000);
+    expect(new Set(seen.stats)).toEqual(new Set(sent.stats.map((e) => e.id)));
+    expect(new Set(seen.health)).toEqual(new Set(sent.health.map((e) => e.id)));
+  }, 30_000);
+
   it('keeps installations apart by prefix: topics and groups on the cluster carry it, and neither sees the other’s events', async () => {
     const topic = unique('billing.holds');
     const one = bus({ topicPrefix: `gw-${RUN}-one.`, createTopics: { numPartitions: 3 } });
@@ -160,6 +176,6 @@ KAFKA.describe('kafka adapter on a real broker', () => {
     const onCluster = await admin.fetchTopicMetadata({ topics: [`gw-${RUN}-one.${topic}`, `gw-${RUN}-two.${topic}`] });
     expect(onCluster.topics.map((t) => t.partitions.length)).toEqual([3, 3]);
     const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
-    expect(groups).toEqual(expect.arrayContaining([`gw-${RUN}-one.billing`, `gw-${RUN}-two.billing`]));
+    expect(groups).toEqual(expect.arrayContaining([`gw-${RUN}-one.billing:${topic}`, `gw-${RUN}-two.billing:${topic}`]));
   }, 60_000);
 });

@@ -267,10 +267,21 @@ describe('kafka bus over a fake kafkajs client', () => {
   describe('subscribing', () => {
     it('joins the group named by the subscription, on its topics, from the tail unless told otherwise', async () => {
       const consumer = await subscribe(async () => undefined, 'audit');
-      expect(consumer.config).toEqual({ groupId: 'audit', maxWaitTimeInMs: 1_000 });
+      expect(consumer.config).toEqual({ groupId: 'audit:billing.holds', maxWaitTimeInMs: 1_000 });
       expect(consumer.subscription).toEqual({ topics: ['billing.holds'], fromBeginning: false });
       open({ fromBeginning: true });
       expect((await subscribe(async () => undefined)).subscription).toEqual({ topics: ['billing.holds'], fromBeginning: true });
+    });
+
+    it('gives each set of topics of a group its own Kafka group, named by group and topics in any order', async () => {
+      await bus.subscribe('catalogue', ['billing.usage', 'billing.accounts'], async () => undefined);
+      await bus.subscribe('catalogue', ['spend.endpoint_health'], async () => undefined);
+      await bus.subscribe('catalogue', ['billing.accounts', 'billing.usage'], async () => undefined);
+      expect(kafka.consumers.map((c) => c.config.groupId)).toEqual([
+        'catalogue:billing.accounts,billing.usage',
+        'catalogue:spend.endpoint_health',
+        'catalogue:billing.accounts,billing.usage',
+      ]);
     });
 
     it('turns the claim delay into the session timeout', async () => {
@@ -344,7 +355,7 @@ describe('kafka bus over a fake kafkajs client', () => {
         topics.push(topic);
         throw new Error('no');
       });
-      expect(consumer.config.groupId).toBe('gw-eu.billing');
+      expect(consumer.config.groupId).toBe('gw-eu.billing:billing.holds');
       expect(consumer.subscription?.topics).toEqual(['gw-eu.billing.holds']);
       await bus.publish('billing.holds', ev());
       await consumer.deliver('gw-eu.billing.holds', kafka.sent[0].message);

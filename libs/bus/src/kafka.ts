@@ -58,6 +58,14 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
   return kafkaBusOn(new Kafka({ logLevel: logLevel.WARN, ...opts.kafka, brokers, clientId: opts.clientId ?? 'gateway-bus' }), opts);
 }
 
+/**
+ * The Kafka consumer group of a subscription: the port's group and the topics it reads. Kafka's group leader assigns
+ * the partitions of its own topics to every member, and a member drops those it does not read, so two subscriptions
+ * of one port group with different topics (the catalogue's stats and its health reports) must not share a Kafka
+ * group: each would leave the other's topics unread. Members of one service subscribe alike, so they still meet.
+ */
+export const kafkaGroupId = (group: string, topics: string[]) => `${group}:${[...new Set(topics)].sort().join(',')}`;
+
 type ConsumerState = { running: true } | { running: false; why: string };
 
 /** The adapter over any client; `createKafkaBus` is it over a real one. */
@@ -92,7 +100,10 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     if (closed) throw new Error('bus: subscribe on a closed kafka bus');
     if (names.length === 0) throw new Error('bus: subscribe needs at least one topic');
     await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster));
-    const consumer = kafka.consumer({ ...consumerConfig(onCluster(group), sub.claimIdleMs), maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000 });
+    const consumer = kafka.consumer({
+      ...consumerConfig(onCluster(kafkaGroupId(group, names)), sub.claimIdleMs),
+      maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000,
+    });
     const fromCluster = new Map(names.map((n) => [onCluster(n), n]));
     const batches = batchHandler({
       group,

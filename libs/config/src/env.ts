@@ -24,12 +24,29 @@ const envSchema = z.object({
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
+  /** Kafka: prepended to every topic name, so gateways sharing one cluster stay apart. */
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/, 'letters, digits and . _ - only')
+    .optional(),
+  /** Kafka: TLS to the brokers (the system CAs, plus NODE_EXTRA_CA_CERTS). */
+  KAFKA_SSL: z.enum(['true', 'false']).optional(),
+  /** Kafka: SASL authentication; the username and password go with the mechanism. */
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   BUS: z.enum(['kafka', 'redis', 'memory']).optional(),
   /** Redis Streams key prefix, so several gateways can share one Redis without reading each other's events. */
   GATEWAY_BUS_PREFIX: z
     .string()
     .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
     .optional(),
+  /** Kafka with KAFKA_SSL=true: the brokers' CA certificate (PEM), trusted instead of the system CAs. */
+  KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  /** Kafka: partitions of each topic the gateway creates (a missing one, before its first use). Default 3. */
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Kafka: replicas of each topic the gateway creates. Default: the brokers' default.replication.factor. */
+  KAFKA_TOPIC_REPLICATION: z.coerce.number().int().min(1).max(32).optional(),
   /** Redis key prefix of the rate meter, so gateways sharing one Redis keep separate counts. */
   GATEWAY_METER_PREFIX: z
     .string()
@@ -82,6 +99,8 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   if (metricsPort > 65535)
     throw new ConfigError(`Invalid environment:\n  METRICS_PORT: PORT + ${METRICS_PORT_OFFSET} is above 65535; set METRICS_PORT`);
   if (metricsPort !== 0 && metricsPort === env.PORT) throw new ConfigError('Invalid environment:\n  METRICS_PORT: must differ from PORT');
+  const kafka = kafkaProblems(env);
+  if (kafka.length) throw new ConfigError(`Invalid environment:\n${kafka.map((p) => `  ${p}`).join('\n')}`);
   // The listener's defaults (service-kit's serve): Node refuses a headers timeout longer than the request's.
   if ((env.HTTP_HEADERS_TIMEOUT_MS ?? 60_000) > (env.HTTP_REQUEST_TIMEOUT_MS ?? 300_000))
     throw new ConfigError('Invalid environment:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (default 300000)');
@@ -91,6 +110,18 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
     METRICS_PORT: metricsPort,
     GATEWAY_PUBLIC_URL: (env.GATEWAY_PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/$/, ''),
   };
+}
+
+/** What one Kafka variable needs of another; each field is valid on its own by then. */
+function kafkaProblems(env: Parsed): string[] {
+  const problems: string[] = [];
+  const sasl = env.KAFKA_SASL_MECHANISM;
+  for (const v of ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const) {
+    if (sasl && !env[v]) problems.push(`${v}: required with KAFKA_SASL_MECHANISM=${sasl}`);
+    if (!sasl && env[v]) problems.push(`${v}: set without KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)`);
+  }
+  if (env.KAFKA_SSL_CA_FILE && env.KAFKA_SSL !== 'true') problems.push('KAFKA_SSL_CA_FILE: set without KAFKA_SSL=true');
+  return problems;
 }
 
 /** A fleet process's environment: the shared internal token and a bus that crosses processes are always there. */

@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
@@ -16,7 +16,7 @@ runMain('mcp', async () => {
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
   const metrics = createMetrics();
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
+  const bus = openBus({ ...busOptionsFromEnv(env), metrics });
   // The edge's meter (same Redis, same prefix): each message of a batch past the first counts where the edge counts.
   // Without Redis the edge meters in its own memory, and this process counts batch messages in its own.
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
