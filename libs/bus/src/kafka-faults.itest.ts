@@ -8,6 +8,7 @@ import { runEntry, type RunningProcess } from '../../../test-e2e/support/process
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { BusEvent, EventBus } from './port';
 import { createKafkaBus, type KafkaBusOptions } from './kafka';
+import { kafkaOptionsFromEnv } from './bus-env';
 import { KAFKA, waitFor } from '@gateway/testing';
 
 /**
@@ -74,6 +75,7 @@ class Applied {
 KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-faults-'));
   let port = 0;
+  const sasl = { port: 0, username: 'gateway', password: `pw-${RUN}` };
   let broker: RunningBroker | undefined;
   const open: EventBus[] = [];
   const members: RunningProcess[] = [];
@@ -93,7 +95,8 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
 
   beforeAll(async () => {
     port = await freePortPair();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m' });
+    sasl.port = await freePortPair();
+    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
   }, 180_000);
 
   afterEach(async () => {
@@ -141,7 +144,7 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     await waitFor(() => !alive(killed), 'the broker to die', 10_000);
     const beforeRestart = acknowledged.length;
     const down = Date.now();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m' });
+    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
     const restartMs = Date.now() - down;
     restarted = true;
     await publishing;
@@ -270,4 +273,33 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     expect(failures).toBeGreaterThan(0);
     figures('one key failing', { events: others.length + bad.length, appliedWhileFailing, failures, redelivered: applied.redelivered });
   }, 60_000);
+
+  // The client settings as a service builds them from KAFKA_SASL_*, against the broker's SASL_PLAINTEXT listener.
+  it.each(['plain', 'scram-sha-256', 'scram-sha-512'] as const)(
+    'authenticates with SASL %s from the environment',
+    async (mechanism) => {
+      const settings = kafkaOptionsFromEnv({
+        KAFKA_SASL_MECHANISM: mechanism,
+        KAFKA_SASL_USERNAME: sasl.username,
+        KAFKA_SASL_PASSWORD: sasl.password,
+      });
+      const b = createKafkaBus([`127.0.0.1:${sasl.port}`], { ...settings, fromBeginning: true, fetchMaxWaitMs: 200, onError: () => undefined });
+      open.push(b);
+      const topic = unique('holds');
+      const got: string[] = [];
+      await b.subscribe(unique('billing'), [topic], async (e) => void got.push(e.id));
+      const e = event('acct-1', 1);
+      await b.publish(topic, e);
+      await waitFor(() => got.length === 1, 'the event through the SASL listener', 20_000);
+      expect(got).toEqual([e.id]);
+    },
+    30_000,
+  );
+
+  it('is refused with a wrong SASL password, and says so', async () => {
+    const settings = kafkaOptionsFromEnv({ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: sasl.username, KAFKA_SASL_PASSWORD: 'wrong' });
+    const b = createKafkaBus([`127.0.0.1:${sasl.port}`], settings);
+    open.push(b);
+    await expect(b.ping()).rejects.toThrow(/SASL SCRAM SHA512 authentication failed/);
+  }, 30_000);
 });
