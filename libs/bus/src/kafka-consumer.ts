@@ -138,6 +138,8 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
           },
           backoffMs(outcome.failures, c.retry.baseMs, c.retry.capMs),
         );
+        // A paused partition waiting to resume must not keep a stopping process alive.
+        timer.unref();
         timers.add(timer);
         return;
       }
