@@ -23,11 +23,17 @@ const PER_CALL = textCost(TEXT_PRICE, 3, 1);
  */
 const LOSS_WINDOW_MS = 1_000;
 const NANO_PER_CENT = 10_000_000n;
+const mcpInitialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'power-cut', version: '1' } },
+};
 
 /**
  * The embedded gateway on a disk that keeps only what was synced (test-e2e/support/powercut: an LD_PRELOAD shim
  * copies a file to the durable side only when the process fsyncs it; creations, renames and deletions reach it at
- * once). Paid calls, top-ups and job submissions run; the power goes mid-traffic; the gateway starts again on what
+ * once). Paid calls, top-ups, job submissions, new keys and MCP sessions run; the power goes mid-traffic; the gateway starts again on what
  * the disk kept. Every acknowledged write is there, exactly once, and the ledger balances.
  */
 describe('the embedded gateway after a power cut (unsynced writes lost)', () => {
@@ -76,7 +82,7 @@ describe('the embedded gateway after a power cut (unsynced writes lost)', () => 
     return { status: r.status, headers: r.headers, json: (await r.json()) as any };
   };
 
-  it('keeps every acknowledged top-up and job submission, and every settle older than the window, exactly once', async () => {
+  it('keeps every acknowledged top-up, job submission, key and MCP session, and every settle older than the window, exactly once', async () => {
     // Installed and stopped cleanly: what the first start wrote is on disk, as after a shutdown and a sync.
     const first = await start();
     const accountId = (await post('/admin/v1/accounts', { credits: 1000, rate_limit: { requests: 1_000_000, interval: '60s' } }, adminToken)).json
@@ -93,6 +99,8 @@ describe('the embedded gateway after a power cut (unsynced writes lost)', () => 
     const toppedUp: number[] = [];
     const toppingUp = new Set<number>();
     const submitted: string[] = [];
+    const keys: string[] = [];
+    const sessions: string[] = [];
     const caller = async () => {
       while (!cut) {
         try {
@@ -125,9 +133,32 @@ describe('the embedded gateway after a power cut (unsynced writes lost)', () => 
         }
       }
     };
-    const load = [...Array.from({ length: 8 }, caller), topper(), submitter()];
+    // Admin writes other than money, and MCP sessions: each kept once acknowledged, like everything in PGlite.
+    const keyMaker = async () => {
+      while (!cut) {
+        try {
+          const r = await post(`/admin/v1/accounts/${accountId}/keys`, { label: 'cut' }, adminToken);
+          if (r.status === 201) keys.push(r.json.data.key);
+          const m = await fetch(`${url()}/v1/mcp`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify(mcpInitialize),
+          });
+          await m.text();
+          if (m.status === 200) sessions.push(m.headers.get('mcp-session-id')!);
+        } catch {
+          // cut mid-flight
+        }
+      }
+    };
+    const load = [...Array.from({ length: 8 }, caller), topper(), submitter(), keyMaker()];
     await waitFor(
-      () => answered.length >= 300 && toppedUp.length >= 20 && submitted.length >= 20 && answered[0].at < Date.now() - 2 * LOSS_WINDOW_MS,
+      () =>
+        answered.length >= 300 &&
+        toppedUp.length >= 20 &&
+        submitted.length >= 20 &&
+        sessions.length >= 10 &&
+        answered[0].at < Date.now() - 2 * LOSS_WINDOW_MS,
       'the load to run a while',
       120_000,
     );
@@ -145,9 +176,30 @@ describe('the embedded gateway after a power cut (unsynced writes lost)', () => 
       const r = await fetch(`${url()}/v1/queue/requests/${id}/status`, { headers: { authorization: `Bearer ${key}` } });
       if (r.status !== 200) missingJobs.push(`${id}: ${r.status}`);
     }
+    const missingKeys: string[] = [];
+    for (const k of keys) {
+      const r = await fetch(`${url()}/v1/credits`, { headers: { authorization: `Bearer ${k}` } });
+      if (r.status !== 200) missingKeys.push(`${k.slice(0, 12)}…: ${r.status}`);
+    }
+    const missingSessions: string[] = [];
+    for (const session of sessions) {
+      const r = await fetch(`${url()}/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': session,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+      await r.text();
+      if (r.status !== 200) missingSessions.push(`${session}: ${r.status}`);
+    }
     third.child.kill('SIGTERM');
     expect(await third.exited).toBe(0);
-    expect(missingJobs).toEqual([]);
+    expect({ missingJobs, missingKeys, missingSessions }).toEqual({ missingJobs: [], missingKeys: [], missingSessions: [] });
 
     const billing = await openServiceDb('billing', billingMigrations, { dataDir: disk.live });
     try {
@@ -178,7 +230,7 @@ describe('the embedded gateway after a power cut (unsynced writes lost)', () => 
       expect(usage).toBe([...records.values()].reduce((sum, c) => sum + BigInt(c), 0n).toString());
       const young = answered.filter((a) => a.at >= cutAt - LOSS_WINDOW_MS && records.get(a.requestId) !== PER_CALL.toString());
       console.log(
-        `power cut: ${answered.length} answered calls (${young.length} inside the last ${LOSS_WINDOW_MS} ms unsettled), ${toppedUp.length} top-ups, ${submitted.length} job submissions acknowledged; all kept`,
+        `power cut: ${answered.length} answered calls (${young.length} inside the last ${LOSS_WINDOW_MS} ms unsettled), ${toppedUp.length} top-ups, ${submitted.length} job submissions, ${keys.length} keys, ${sessions.length} MCP sessions acknowledged; all kept`,
       );
     } finally {
       await billing.close();
