@@ -26,6 +26,7 @@ runMain('billing', async () => {
     logger,
     metrics,
     ready: billing.ready,
+    dependencies: { database: () => db.ping(), bus: () => bus.ping() },
     onDrained: async () => {
       await billing.stop();
       await bus.close();

@@ -38,10 +38,9 @@ runMain('catalogue', async () => {
     service: 'catalogue',
     logger,
     metrics,
-    ready: async () => {
-      await catalogue.ping();
-      await bus.ping();
-    },
+    // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+    ready: async () => undefined,
+    dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
     onDrained: async () => {
       await bus.close();
       await catalogue.close();

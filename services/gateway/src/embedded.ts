@@ -164,7 +164,9 @@ export async function startEmbedded(
     logger,
     metrics,
     ready: async () => {
+      // One process on its own storage: every check here is this pod's own.
       await billing.ready();
+      await billing.ping();
       await media.ping();
       await jobs.ping();
     },

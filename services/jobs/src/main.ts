@@ -23,7 +23,7 @@ runSpendingService('jobs', async (spend, env, config) => {
   await jobs.service.start();
   return {
     router: jobs.service.router,
-    ready: jobs.ping,
+    ping: jobs.ping,
     async close() {
       await jobs.close();
       await accounts.close();

@@ -31,10 +31,9 @@ runMain('mcp', async () => {
     extra: { edgeUrl },
     logger,
     metrics,
-    ready: async () => {
-      await db.ping();
-      await bus.ping();
-    },
+    // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+    ready: async () => undefined,
+    dependencies: { database: () => db.ping(), bus: () => bus.ping() },
     onDrained: async () => {
       await mcp.stop();
       await meter.close();

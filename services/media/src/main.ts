@@ -12,5 +12,5 @@ runSpendingService('media', async (spend, env, config) => {
     s3: s3OptionsOf(env),
   });
   media.service.start();
-  return { router: media.service.router, ready: media.ping, close: media.close };
+  return { router: media.service.router, ping: media.ping, close: media.close };
 });
