@@ -17,7 +17,7 @@ import type net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer } from '@gateway/topology';
+import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
@@ -218,9 +218,10 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     listens[name] = listen;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
-    // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
-    // the CLI (SIGKILL above all) would leave the service running as an orphan.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
+    // The container's command (node with tsx's loader, never the tsx CLI: libs/topology/src/commands.ts), with this
+    // node binary: a signal reaches the service itself, and a SIGKILL leaves no orphan behind.
+    const [, ...args] = serviceCommand(name);
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },
       stdio: ['ignore', out, out, 'ipc'],
