@@ -19,6 +19,8 @@ import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
 import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
 
+import { FLEET_MIGRATIONS, migrateServiceSchema } from '../services/gateway/src/fleet-migrations';
+
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -178,6 +180,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const databaseUrl = opts.databaseUrl ?? DEFAULT_DATABASE_URL;
   const internalToken = crypto.randomBytes(24).toString('hex');
   await ensureDatabase(databaseUrl);
+  // What the migrate Job does in a cluster: the services only check their schema at start.
+  for (const service of Object.keys(FLEET_MIGRATIONS)) await migrateServiceSchema(databaseUrl, service);
 
   const local = (p: number) => `http://127.0.0.1:${p}`;
   const portOf = (s: (typeof SERVICES)[number]) => port + (s.port - EDGE.port);

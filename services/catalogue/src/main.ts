@@ -4,6 +4,8 @@ import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
+import { openFleetServiceDb } from '@gateway/db';
+import { migrations } from './migrations';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
@@ -23,7 +25,7 @@ runMain('catalogue', async () => {
     config,
     bus,
     logger,
-    databaseUrl: env.DATABASE_URL,
+    db: await openFleetServiceDb('catalogue', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR), logger }),
     dataDir: path.resolve(env.GATEWAY_DATA_DIR),
     shared,
     probes: {
