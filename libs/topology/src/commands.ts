@@ -9,5 +9,8 @@ export const processCommand = (entry: string): string[] => ['node', '--import', 
 /** A fleet process's command: the edge or a service of the service table. */
 export const serviceCommand = (name: string): string[] => processCommand(`services/${name}/src/main.ts`);
 
+/** The migrate command for one service's schema (the chart's hook Job, k8s/migrate-job.yaml). */
+export const migrateCommand = (service: string): string[] => [...processCommand('services/gateway/src/migrate.ts'), service];
+
 /** The image's default command: the embedded gateway, every service in one process. */
 export const EMBEDDED_COMMAND = processCommand('services/gateway/src/main.ts');
