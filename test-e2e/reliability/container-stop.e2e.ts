@@ -29,7 +29,7 @@ interface Outcome {
   broken: boolean;
 }
 
-describe('a service stopped as the kubelet stops its container', () => {
+describe("a fleet in the kubelet's hands: probes during an outage, a stop under load", () => {
   let upstream: GatedUpstream;
   let f: FaultFleet;
 
@@ -76,6 +76,37 @@ describe('a service stopped as the kubelet stops its container', () => {
     }
     return { status: res.status, requestId, body, broken: false };
   }
+
+  /**
+   * Defect 7: readiness says whether this pod can serve, never whether a shared dependency answers. Billing down
+   * once marked every edge pod NotReady, and the ingress answered 503 even for the keyless catalogue.
+   */
+  it('billing down: edge and text stay ready, keyless routes answer, keyed calls get the retryable 503 envelope, and /healthz and /metrics show the outage', async () => {
+    const acct = await f.account(5);
+    const metrics = f.fleet.metricsUrls;
+    const health = async (name: string) => (await (await fetch(`${metrics[name]}/healthz`)).json()) as { dependencies: Record<string, string> };
+    await waitFor(async () => (await health('edge')).dependencies.billing === 'ok', "edge's first check of billing", 30_000);
+    await f.kill('billing');
+
+    for (const name of ['edge', 'text']) {
+      const ready = await fetch(`${metrics[name]}/readyz`);
+      expect({ name, status: ready.status }).toEqual({ name, status: 200 });
+    }
+    const models = await fetch(`${f.url}/v1/models`);
+    expect(models.status).toBe(200);
+    const keyed = await chat(acct.key, 'test/ok');
+    expect({ status: keyed.status, code: JSON.parse(keyed.body).error?.code }).toEqual({ status: 503, code: 'upstream_unavailable' });
+    // The background checks (every 10 s) find the outage; the probes' status codes never depend on them.
+    await waitFor(async () => (await health('edge')).dependencies.billing.startsWith('down'), 'edge to see billing down', 30_000);
+    await waitFor(async () => (await health('text')).dependencies.billing.startsWith('down'), 'text to see billing down', 30_000);
+    expect(await (await fetch(`${metrics.edge}/metrics`)).text()).toContain('gateway_dependency_up{dependency="billing"} 0');
+    expect((await fetch(`${metrics.edge}/readyz`)).status).toBe(200);
+
+    await f.fleet.restart('billing');
+    await waitFor(async () => (await health('edge')).dependencies.billing === 'ok', 'edge to see billing back', 30_000);
+    expect((await chat(acct.key, 'test/ok')).status).toBe(200);
+    await settled(f, acct.accountId, 30_000);
+  }, 120_000);
 
   it('text, running the container command, gets SIGTERM on its pid under load: it drains within DRAIN_TIMEOUT_MS, exits 0, and every answered call is settled', async () => {
     const text = f.fleet.processes.text;
