@@ -249,7 +249,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     const host = opts.host ?? '127.0.0.1';
     for (const s of SERVICES) for (const p of [portOf(s), portOf(s) + METRICS_PORT_OFFSET]) await held.hold(p, '127.0.0.1');
     for (const p of [port, port + METRICS_PORT_OFFSET]) await held.hold(p, host);
-    // Services that run migrations the others depend on start first; the edge last, once every service answers.
+    // Services the others' requests depend on start first; the edge last, once every service answers.
     const internal = (s: (typeof SERVICES)[number]) => launch(s.name, { port: portOf(s), host: '127.0.0.1' });
     await Promise.all(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map(internal));
     await Promise.all(SERVICES.filter((s) => !('startsFirst' in s && s.startsFirst)).map(internal));
