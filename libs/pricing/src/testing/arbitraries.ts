@@ -1,21 +1,27 @@
-import { buildRegistry, parseConfig, type ResolvedModel } from '@gateway/config';
+import { buildRegistry, type GatewayConfig, type ResolvedModel } from '@gateway/config';
 import { formatRate } from '@gateway/money';
 import fc from 'fast-check';
 
 /**
- * Models for the property tests, built through the real config schema (so `config.pricing` and `rates` agree as in
- * production): every rate a decimal string of up to 18 places, from sub-nano (where rounding decides) to dollars.
+ * Models for the property tests, resolved by the registry (so `config.pricing` and `rates` agree as in production):
+ * every rate a decimal string of up to 18 places, from sub-nano (where rounding decides) to dollars. The config
+ * schema is left out (a millisecond a model, most of these tests' time); properties.test.ts checks that it
+ * accepts samples of every shape built here.
  */
 const rate = fc.oneof(fc.bigInt({ min: 0n, max: 10n ** 9n }), fc.bigInt({ min: 0n, max: 10n ** 19n })).map(formatRate);
 
 const RESOLUTIONS = ['1K', '2K', '4K', '1024x1024', '1792x1024'];
 
-function resolved(category: string, pricing: Record<string, unknown>, extra: Record<string, unknown> = {}): ResolvedModel {
-  const config = parseConfig({
+/** The config a model is resolved from, as a config file would state it. */
+function configOf(category: string, pricing: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return {
     providers: [{ id: 'sim', kind: 'simulated' }],
     models: [{ id: 'p/m', name: 'm', category, status: 'available', pricing, endpoints: [{ provider: 'sim', model: 'm' }], ...extra }],
-  });
-  const model = buildRegistry(config).get('p/m');
+  };
+}
+
+function resolved(category: string, pricing: Record<string, unknown>, extra: Record<string, unknown> = {}): ResolvedModel {
+  const model = buildRegistry(configOf(category, pricing, extra) as unknown as GatewayConfig).get('p/m');
   if (!model) throw new Error('the model did not resolve');
   return model;
 }
