@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jsonBody, serve } from '@gateway/service-kit';
 import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
 import { fakeUpstream, spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { promptText } from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';
 import { mountChatCompletions } from '../chat-completions/handler';
-import { promptText } from '../text-pricing';
 
 /**
  * A stopping process cuts the streams still open at its drain deadline. Each cut stream is charged what it
