@@ -34,22 +34,26 @@ runMain('catalogue', async () => {
     },
   });
   await catalogue.subscribe();
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), catalogue.service.router), env, {
-    service: 'catalogue',
-    logger,
-    metrics,
-    ready: async () => {
-      await catalogue.ping();
-      await bus.ping();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), catalogue.service.router),
+    env,
+    {
+      service: 'catalogue',
+      logger,
+      metrics,
+      ready: async () => {
+        await catalogue.ping();
+        await bus.ping();
+      },
+      onDrained: async () => {
+        await bus.close();
+        await catalogue.close();
+        await redis?.close();
+        await shared?.close();
+        await billing.close();
+      },
     },
-    onDrained: async () => {
-      await bus.close();
-      await catalogue.close();
-      await redis?.close();
-      await shared?.close();
-      await billing.close();
-    },
-  });
+  );
   catalogue.startMonitor();
   return { stop: () => served.shutdown(), logger };
 });

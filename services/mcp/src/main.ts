@@ -26,22 +26,26 @@ runMain('mcp', async () => {
   );
   await mcp.start();
 
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), mcp.router), env, {
-    service: 'mcp',
-    extra: { edgeUrl },
-    logger,
-    metrics,
-    ready: async () => {
-      await db.ping();
-      await bus.ping();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), mcp.router),
+    env,
+    {
+      service: 'mcp',
+      extra: { edgeUrl },
+      logger,
+      metrics,
+      ready: async () => {
+        await db.ping();
+        await bus.ping();
+      },
+      onDrained: async () => {
+        await mcp.stop();
+        await meter.close();
+        await bus.close();
+        await db.close();
+      },
     },
-    onDrained: async () => {
-      await mcp.stop();
-      await meter.close();
-      await bus.close();
-      await db.close();
-    },
-  });
+  );
   return {
     stop: () => {
       mcp.endStreams();
