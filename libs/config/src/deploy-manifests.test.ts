@@ -138,3 +138,32 @@ describe('k8s/ manifests follow the service table', () => {
     expect(names).toEqual(expected.map((e) => e.name).sort());
   });
 });
+
+describe('the deploy docs follow the service table', () => {
+  const doc = (name: string) => fs.readFileSync(path.join(ROOT, 'docs', name), 'utf8');
+
+  it('deploy.md, "What runs": one row per Deployment, with its port and metrics port', () => {
+    const deploy = doc('deploy.md');
+    const section = deploy.slice(deploy.indexOf('## What runs'), deploy.indexOf('\n## ', deploy.indexOf('## What runs') + 1));
+    const rows = [...section.matchAll(/^\| ([a-z-]+) \| (\d+) \| (\d+) \|/gm)].map((m) => ({
+      name: m[1],
+      port: Number(m[2]),
+      metricsPort: Number(m[3]),
+    }));
+    expect(rows.sort((a, b) => a.port - b.port)).toEqual(
+      expected.map((e) => ({ name: e.name, port: e.port, metricsPort: e.metricsPort })).sort((a, b) => a.port - b.port),
+    );
+    const words = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+    expect(section).toContain(`the fleet is ${words[expected.length] ?? expected.length} Deployments`);
+  });
+
+  it('operations.md: the variables every fleet service reads name every service in "Read by"', () => {
+    const ops = doc('operations.md');
+    for (const variable of ['REDIS_URL', 'KAFKA_BROKERS', 'GATEWAY_BUS_PREFIX']) {
+      const row = new RegExp(`^\\| \`${variable}\` \\|[^|]*\\|([^|]*)\\|`, 'm').exec(ops)?.[1] ?? '';
+      expect({ variable, missing: SERVICES.map((s) => s.name).filter((n) => !row.includes(n)) }).toEqual({ variable, missing: [] });
+    }
+    const databases = /^\| `DATABASE_URL` \|[^|]*\|([^|]*)\|/m.exec(ops)?.[1] ?? '';
+    expect(SERVICES.map((s) => s.name).filter((n) => !databases.includes(n))).toEqual([]);
+  });
+});

@@ -235,14 +235,18 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
   });
 
   it('defect 5: with existingSecret, the keys the pods read are the ones docs/deploy.md and k8s/secret.example.yaml list', () => {
-    const refs = objectsOf('existing-secret')
-      .filter((o) => o.kind === 'Deployment')
-      .flatMap((d) =>
-        d.spec.template.spec.containers.flatMap((c: { env: { valueFrom?: { secretKeyRef?: { name: string; key: string } } }[] }) => c.env),
-      )
-      .map((v) => v.valueFrom?.secretKeyRef)
-      .filter((r) => r?.name === 'gateway-secrets')
-      .map((r) => r!.key);
+    const keysOf = (name: string, secret: string) =>
+      objectsOf(name)
+        .filter((o) => o.kind === 'Deployment')
+        .flatMap((d) =>
+          d.spec.template.spec.containers.flatMap((c: { env?: { valueFrom?: { secretKeyRef?: { name: string; key: string } } }[] }) => c.env ?? []),
+        )
+        .map((v) => v.valueFrom?.secretKeyRef)
+        .filter((r) => r?.name === secret)
+        .map((r) => r!.key);
+    // Every key an option makes a pod read (all-options: S3, Kafka SASL, the second token) is documented too.
+    const refs = [...keysOf('existing-secret', 'gateway-secrets'), ...keysOf('all-options', 'gw-gateway')];
+    expect(refs).toEqual(expect.arrayContaining(['internal-token', 'kafka-sasl-password', 'media-s3-access-key-id']));
     const documented = documentedSecretKeys();
     expect([...new Set(refs)].filter((k) => !documented.includes(k))).toEqual([]);
     expect(Object.keys(exampleSecrets['gateway-secrets']).filter((k) => !documented.includes(k))).toEqual([]);
