@@ -71,6 +71,8 @@ const CASES: HelmCase[] = [
   { name: 'all-options', values: [path.join(CI, 'all-options-values.yaml')], lint: true },
   { name: 'existing-secret', values: [path.join(CI, 'existing-secret-values.yaml')], lint: true },
   { name: 'documented', values: [valuesFile('documented', documentedValues())], lint: true },
+  // What deploy/kind/e2e.sh installs: checked here because that script cannot run on these machines.
+  { name: 'kind', values: [path.join(ROOT, 'deploy/kind/values.yaml')], lint: true },
   over('short-token', { secrets: { internalToken: 'fifteen-chars-x' } }),
   over('short-accepted-token', { secrets: { internalTokenAccepted: 'too-short' } }),
   over('schema-type', { services: { edge: { replicas: 'two' } } }),
@@ -155,6 +157,7 @@ function startProblems(name: string): string[] {
 
 const RENDERED = [
   'ci',
+  'kind',
   'all-options',
   'existing-secret',
   'documented',
@@ -196,6 +199,13 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
 
   it.each(RENDERED)('%s: every pod starts: its Secret keys exist, its environment passes readFleetEnv, its config loadFleetConfig', (name) => {
     expect(startProblems(name)).toEqual([]);
+  });
+
+  it("deploy/kind/backing-services.yaml (the kind script's PostgreSQL, Redis and Kafka) passes the Kubernetes schemas", async () => {
+    const problems: string[] = [];
+    for (const o of YAML.parseAllDocuments(fs.readFileSync(path.join(ROOT, 'deploy/kind/backing-services.yaml'), 'utf8')).map((d) => d.toJS()))
+      problems.push(...(await schemaProblems(o)));
+    expect(problems).toEqual([]);
   });
 
   it('defect 1: a bare n in supported_parameters (YAML 1.1 false) is caught by the config check', () => {
