@@ -46,14 +46,41 @@ function classpath() {
   return jars.every((jar) => fs.existsSync(jar)) ? [path.join(target, 'classes'), ...jars].join(path.delimiter) : undefined;
 }
 
+const built = (hash) => fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash && classpath();
+
+/** Two jest workers may both find the build stale: one compiles, the other waits for it (a directory as the lock). */
+function withBuildLock(fn) {
+  const lock = path.join(project, '.build-lock');
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      if (Date.now() > deadline) die(1, `${lock} is still held after 5 minutes; remove it if no build runs`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 function build() {
   check();
   const hash = sourceHash();
-  if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash && classpath()) return;
-  const mvn = (offline) =>
-    spawnSync('mvn', ['-q', '-B', ...(offline ? ['-o'] : []), 'compile'], { cwd: project, stdio: offline ? 'ignore' : 'inherit' }).status;
-  if (mvn(true) !== 0 && mvn(false) !== 0) die(1, `mvn compile failed in ${project}`);
-  fs.writeFileSync(stampFile, hash);
+  if (built(hash)) return;
+  withBuildLock(() => {
+    if (built(hash)) return;
+    const mvn = (offline) =>
+      spawnSync('mvn', ['-q', '-B', ...(offline ? ['-o'] : []), 'compile'], { cwd: project, stdio: offline ? 'ignore' : 'inherit' }).status;
+    // Thrown, not exited: the lock is released on the way out.
+    if (mvn(true) !== 0 && mvn(false) !== 0) throw new Error(`mvn compile failed in ${project}`);
+    fs.writeFileSync(stampFile, hash);
+  });
 }
 
 function run(outDir) {
@@ -66,7 +93,11 @@ function run(outDir) {
 }
 
 const [command, arg] = process.argv.slice(2);
-if (command === 'check') check();
-else if (command === 'build') build();
-else if (command === 'run' && arg) run(path.resolve(arg));
-else die(2, 'usage: helm-engine.mjs check | build | run <outDir>');
+try {
+  if (command === 'check') check();
+  else if (command === 'build') build();
+  else if (command === 'run' && arg) run(path.resolve(arg));
+  else die(2, 'usage: helm-engine.mjs check | build | run <outDir>');
+} catch (e) {
+  die(1, e.message);
+}
