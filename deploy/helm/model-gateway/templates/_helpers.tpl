@@ -115,7 +115,7 @@ A secretKeyRef for one key of the chart's Secret contract (admin-token, billing-
 secrets.keyRefs.<key> when given, else the release's Secret (or existingSecret). Context: dict root, key, optional.
 */}}
 {{- define "model-gateway.secretKeyRef" -}}
-{{- $ref := get (default (dict) .root.Values.secrets.keyRefs) .key }}
+{{- $ref := get (default (dict) .root.Values.secrets.keyRefs) .key -}}
 secretKeyRef:
   name: {{ if $ref }}{{ $ref.name }}{{ else }}{{ include "model-gateway.secretName" .root }}{{ end }}
   key: {{ if $ref }}{{ $ref.key }}{{ else }}{{ .key }}{{ end }}
@@ -160,7 +160,7 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 {{- if .svc.strategy }}
 {{- toYaml .svc.strategy }}
 {{- else if and (eq .name "media") (eq (include "model-gateway.mediaStore" .root) "pvc") (not (has "ReadWriteMany" .root.Values.mediaStorage.persistence.accessModes)) }}
-type: Recreate
+{{- toYaml (dict "type" "Recreate") }}
 {{- else }}
 {{- toYaml .root.Values.strategy }}
 {{- end }}
