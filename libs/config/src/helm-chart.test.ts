@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { EDGE, METRICS_PORT_OFFSET, SERVICES } from '@gateway/topology';
-import { ENV_VARIABLES, readFleetEnv } from './env';
+import { EDGE, METRICS_PORT_OFFSET, SERVICES, type ServiceName } from '@gateway/topology';
+import { ENV_VARIABLES, readFleetEnv, serviceUrl } from './env';
 import { loadFleetConfig } from './fleet-config';
 import { type HelmCase, type HelmResult, helmEngineMissing, renderCases } from './deploy/helm-engine';
 import { schemaProblems } from './deploy/kube-schema';
@@ -148,12 +148,25 @@ function startProblems(name: string): string[] {
     try {
       const env = readFleetEnv(c.component, c.env);
       loadFleetConfig(env, c.component);
+      // What the mains require beyond the schema: each peer's address (the edge: billing, the others optional), a
+      // database where replicas share state, and the edge's address for mcp's tools.
+      const deployed = new Set(environments(name).map((e) => e.component));
+      const peers = c.component === EDGE.name ? ['billing'] : [...(SERVICES.find((s) => s.name === c.component)?.peers ?? [])];
+      for (const peer of peers) serviceUrl(env, peer as ServiceName, `the ${c.component}`);
+      if (c.component === EDGE.name) for (const s of SERVICES) if (deployed.has(s.name)) serviceUrl(env, s.name, 'the edge');
+      if (DATABASE_REQUIRED.includes(c.component) && !env.DATABASE_URL) problems.push(`${c.component}: DATABASE_URL is unset`);
+      if (c.component === 'mcp' && !env.EDGE_URL) problems.push('mcp: EDGE_URL is unset');
     } catch (e) {
       problems.push(`${c.component}: ${(e as Error).message}`);
     }
   }
   return problems;
 }
+/**
+ * The services whose state their replicas share: billing refuses to start without DATABASE_URL; the others would fall
+ * back to a PGlite of their own per pod (on a read-only root filesystem, or each replica with its own history).
+ */
+const DATABASE_REQUIRED = ['billing', 'media', 'jobs', 'mcp', 'catalogue'];
 
 const RENDERED = [
   'ci',
