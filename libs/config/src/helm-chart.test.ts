@@ -221,6 +221,29 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
     expect(problems).toEqual([]);
   });
 
+  it.each(RENDERED)('%s: each migrate Job (a pre-install hook) reads a PostgreSQL URL that exists before the release does', (name) => {
+    const objects = objectsOf(name);
+    const jobs = containerEnvironments(objects, storesOf(objects, EXTERNAL[name]), fs.mkdtempSync(path.join(scratch, `${name}-jobs-`)), ['Job']);
+    expect(jobs.map((j) => j.deployment).sort()).toEqual(
+      DATABASE_REQUIRED.filter((s) => environments(name).some((e) => e.component === s))
+        .map((s) => `${name === 'all-options' ? 'gw-gateway' : FULLNAME}-migrate-${s}`)
+        .sort(),
+    );
+    for (const job of jobs)
+      expect({ job: job.deployment, unresolved: job.unresolved, url: job.env.DATABASE_URL }).toEqual({
+        job: job.deployment,
+        unresolved: [],
+        url: expect.stringMatching(/^postgres(ql)?:\/\/.+/),
+      });
+    // The release's own Secret is made after pre-install hooks run: a Job must not read it.
+    const own = find(objects, 'Secret', name === 'all-options' ? 'gw-gateway' : FULLNAME);
+    const readsOwn = objects
+      .filter((o) => o.kind === 'Job')
+      .flatMap((o) => o.spec.template.spec.containers[0].env)
+      .some((v: { valueFrom?: { secretKeyRef?: { name: string } } }) => own && v.valueFrom?.secretKeyRef?.name === own.metadata.name);
+    expect(readsOwn).toBe(false);
+  });
+
   it('defect 1: a bare n in supported_parameters (YAML 1.1 false) is caught by the config check', () => {
     expect(startProblems('bare-n').join('\n')).toMatch(/supported_parameters\.0: .*string/);
   });
@@ -384,7 +407,7 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
 
   it('all-options: every option shows in the objects it belongs to', () => {
     const objects = objectsOf('all-options');
-    // helm-java's template leaves out test hooks (the helm test Pod); lint renders that template.
+    // Hooks included (renderCases renders them inline): the migrate Jobs and their Secret, the helm test Pod.
     const kinds = [...new Set(objects.map((o) => o.kind))].sort();
     expect(kinds).toEqual(
       [
@@ -392,7 +415,9 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
         'Deployment',
         'HorizontalPodAutoscaler',
         'Ingress',
+        'Job',
         'NetworkPolicy',
+        'Pod',
         'PodDisruptionBudget',
         'Secret',
         'Service',

@@ -13,7 +13,8 @@ export {
   type AppListener,
   type OpsAppOptions,
 } from './app';
-export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
+export { CLOSE_RESERVE_MS, DEFAULT_DRAIN_TIMEOUT_MS, serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
+export type { Dependencies } from './dependencies';
 export { validate, checkJsonBody } from './validate';
 export { jsonBody } from './json-body';
 export { exactRoutes, type ExactRoutes, type PostRoutes, type RouteHandler } from './exact-routes';

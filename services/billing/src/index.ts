@@ -61,7 +61,10 @@ export interface BillingService {
   generatedAdminToken?: string;
   /** Resolves once the tables hold every ledger decision made before the call (in-memory ledger; at once otherwise). */
   ledgerFlushed(): Promise<void>;
+  /** Throws when this pod cannot take holds itself (a failed ledger journal). */
   ready(): Promise<void>;
+  /** Its database and bus answer. */
+  ping(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -128,8 +131,11 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
     generatedAdminToken: admin.generated,
     ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {
-      // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation.
+      // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation. Its
+      // database and bus are shared by every replica, so their outage is a dependency's (serve.ts), not this pod's.
       memory?.ready();
+    },
+    async ping() {
       await db.ping();
       await bus.ping();
     },

@@ -37,7 +37,10 @@ runMain('edge', async () => {
     public: true,
     logger,
     metrics,
-    ready: () => billing.ping(),
+    // Ready whatever billing does: keyless routes (the catalogue) need no billing, and a keyed call during its outage
+    // gets the retryable 503 envelope. The billing check shows on /healthz and gateway_dependency_up.
+    ready: async () => undefined,
+    dependencies: { billing: () => billing.ping() },
     onDrained: async () => {
       await meter.close();
       await billing.close();

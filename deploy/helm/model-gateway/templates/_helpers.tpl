@@ -206,6 +206,16 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 {{- printf "http://%s:%d" (include "model-gateway.componentFullname" .) (int $svc.port) }}
 {{- end }}
 
+{{/* Grace period of one service's pods, in seconds. Context: dict root, svc. */}}
+{{- define "model-gateway.gracePeriodSeconds" -}}
+{{- int (include "model-gateway.count" (list .svc.terminationGracePeriodSeconds .root.Values.terminationGracePeriodSeconds)) }}
+{{- end }}
+
+{{/* DRAIN_TIMEOUT_MS: the time from SIGTERM to SIGKILL, i.e. the grace period minus the preStop sleep. Context: dict root, svc. */}}
+{{- define "model-gateway.drainTimeoutMs" -}}
+{{- mul (sub (int (include "model-gateway.gracePeriodSeconds" .)) (int (default 0 .root.Values.preStopSleepSeconds))) 1000 }}
+{{- end }}
+
 {{/* The container environment of one service. Context: dict root, name, svc. */}}
 {{- define "model-gateway.env" -}}
 {{- $root := .root }}
@@ -218,6 +228,8 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
   value: {{ int $svc.metricsPort | quote }}
 - name: HOST
   value: "0.0.0.0"
+- name: DRAIN_TIMEOUT_MS
+  value: {{ include "model-gateway.drainTimeoutMs" . | quote }}
 - name: LOG_LEVEL
   value: {{ default $root.Values.logLevel $svc.logLevel | quote }}
 {{- with include "model-gateway.publicUrl" $root }}
@@ -427,6 +439,9 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 {{- end }}
 {{- if not $svc.bus }}
 {{- fail (printf "services.%s.bus must be true: every fleet process refuses to start without BUS" $name) }}
+{{- end }}
+{{- if lt (int (include "model-gateway.drainTimeoutMs" (dict "root" $root "svc" $svc))) 10000 }}
+{{- fail (printf "services.%s: terminationGracePeriodSeconds must exceed preStopSleepSeconds by 10 s at least (the drain keeps its last 5 s for settles and closing the bus)" $name) }}
 {{- end }}
 {{- if not $svc.command }}
 {{- fail (printf "services.%s.command is required" $name) }}

@@ -48,12 +48,17 @@ export interface ContainerEnv {
 type Ref = { name: string; key: string; optional?: boolean };
 
 /**
- * Every container of every Deployment. A ConfigMap volume's files are written under `dir` and the variables that
+ * Every container of every Deployment (or of the kinds given: a Job's pod template is in the same place). A ConfigMap volume's files are written under `dir` and the variables that
  * name a path inside the mount (GATEWAY_CONFIG) are pointed at the copy, so the code reads what the pod would.
  */
-export function containerEnvironments(objects: KubeObject[], stores: { secrets: Store; configMaps: Store }, dir: string): ContainerEnv[] {
+export function containerEnvironments(
+  objects: KubeObject[],
+  stores: { secrets: Store; configMaps: Store },
+  dir: string,
+  kinds: string[] = ['Deployment'],
+): ContainerEnv[] {
   const out: ContainerEnv[] = [];
-  for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+  for (const d of objects.filter((o) => kinds.includes(o.kind))) {
     const pod = d.spec.template.spec;
     for (const c of pod.containers) {
       const env: Record<string, string> = {};

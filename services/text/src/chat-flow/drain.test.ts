@@ -66,8 +66,8 @@ describe('a stream still open when the drain runs out', () => {
     while (!seen.includes('Hello')) seen += new TextDecoder().decode((await reader.read()).value);
     expect(openHolds.size).toBe(1);
 
-    // 1.2 s of grace, the last second kept for the holds: the stream is cut after 0.2 s.
-    await served.shutdown(1_200);
+    // 3.2 s of grace, the last second kept for the holds and the 2 s before it for closing the bus: cut after 0.2 s.
+    await served.shutdown(3_200);
     await expect(reader.read()).rejects.toThrow();
 
     expect(closesWhenTheBusClosed).toMatchObject([

@@ -1,0 +1,190 @@
+/**
+ * A single-node Apache Kafka broker (KRaft: broker and controller in one JVM) for `pnpm fleet` and the test suite.
+ * Its jars come from Maven Central through deploy/kafka/pom.xml; nothing is downloaded from anywhere else. The broker
+ * keeps its log under `dataDir`, so a restart finds its topics, offsets and committed groups again.
+ *
+ *   node --import tsx deploy/kafka/broker.ts start [--data DIR] [--port 9092]   prints KAFKA_BROKERS=127.0.0.1:9092
+ *   node --import tsx deploy/kafka/broker.ts stop  [--data DIR]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+const HERE = __dirname;
+const POM = path.join(HERE, 'pom.xml');
+const CLASSPATH_FILE = path.join(HERE, 'target', 'classpath.txt');
+export const DEFAULT_KAFKA_DATA_DIR = path.resolve(HERE, '..', '..', '.gateway-kafka-data');
+export const DEFAULT_KAFKA_PORT = 9092;
+
+export interface BrokerOptions {
+  dataDir?: string;
+  port?: number;
+  /** JVM heap ceiling; a single-node broker for development and CI needs little. */
+  heap?: string;
+  /** How long to wait for the broker to accept connections (the first start formats storage and warms the JVM). */
+  startTimeoutMs?: number;
+}
+
+export interface RunningBroker {
+  brokers: string;
+  pid: number;
+  /** True when this call started the JVM; false when a broker from an earlier start was already serving the port. */
+  started: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * The runtime classpath, resolved by Maven once and then read from target/classpath.txt. The first resolution
+ * downloads about 60 MB into ~/.m2 and takes a minute or two on a cold cache; later ones take no network at all.
+ */
+export function kafkaClasspath(): string {
+  const stale =
+    !fs.existsSync(CLASSPATH_FILE) ||
+    fs.statSync(CLASSPATH_FILE).mtimeMs < fs.statSync(POM).mtimeMs ||
+    fs
+      .readFileSync(CLASSPATH_FILE, 'utf8')
+      .trim()
+      .split(path.delimiter)
+      .some((jar) => !fs.existsSync(jar));
+  if (stale) {
+    process.stderr.write('kafka: resolving the broker jars from Maven Central (the first time takes a minute or two)\n');
+    execFileSync('mvn', ['-q', '-B', '-f', POM, 'dependency:build-classpath', `-Dmdep.outputFile=${CLASSPATH_FILE}`], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  }
+  return fs.readFileSync(CLASSPATH_FILE, 'utf8').trim();
+}
+
+const serverProperties = (dataDir: string, port: number): string =>
+  [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${port + 1}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${path.join(dataDir, 'log')}`,
+    // One node: every internal topic has one replica, and a consumer group forms without the 3 s initial delay.
+    'offsets.topic.replication.factor=1',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'group.initial.rebalance.delay.ms=0',
+    // The gateway creates its topics itself, with the partitions its settings ask for; a typo must not make a topic.
+    'auto.create.topics.enable=false',
+    'num.partitions=3',
+    'log.retention.hours=168',
+  ].join('\n');
+
+const java = (classpath: string, heap: string, args: string[]) => [
+  `-Xmx${heap}`,
+  '-Xms64m',
+  '-XX:+UseSerialGC',
+  '-XX:TieredStopAtLevel=1',
+  `-Dlog4j.configuration=file:${path.join(HERE, 'log4j.properties')}`,
+  '-cp',
+  classpath,
+  ...args,
+];
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Starts the broker unless one already serves the port from the same data directory; resolves once it accepts clients. */
+export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<RunningBroker> {
+  const dataDir = path.resolve(opts.dataDir ?? DEFAULT_KAFKA_DATA_DIR);
+  const port = opts.port ?? DEFAULT_KAFKA_PORT;
+  const pidFile = path.join(dataDir, 'broker.pid');
+  const brokers = `127.0.0.1:${port}`;
+  const previous = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : 0;
+  if (previous && alive(previous) && (await portOpen(port)))
+    return { brokers, pid: previous, started: false, stop: () => stopPid(previous, pidFile) };
+  if (await portOpen(port)) throw new Error(`kafka: 127.0.0.1:${port} is taken by another process; set KAFKA_BROKERS to use it, or free the port`);
+
+  fs.mkdirSync(dataDir, { recursive: true });
+  const classpath = kafkaClasspath();
+  const heap = opts.heap ?? '384m';
+  const config = path.join(dataDir, 'server.properties');
+  fs.writeFileSync(config, `${serverProperties(dataDir, port)}\n`);
+  if (!fs.existsSync(path.join(dataDir, 'log', 'meta.properties'))) {
+    execFileSync(
+      'java',
+      java(classpath, heap, ['kafka.tools.StorageTool', 'format', '-t', randomUUID().replaceAll('-', '').slice(0, 22), '-c', config]),
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
+  }
+  const log = fs.openSync(path.join(dataDir, 'broker.log'), 'a');
+  const child = spawn('java', java(classpath, heap, ['kafka.Kafka', config]), { detached: true, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  child.unref();
+  const pid = child.pid ?? 0;
+  fs.writeFileSync(pidFile, String(pid));
+
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
+  while (!(await portOpen(port))) {
+    if (!alive(pid)) throw new Error(`kafka: the broker exited during start; see ${path.join(dataDir, 'broker.log')}`);
+    if (Date.now() > deadline) {
+      await stopPid(pid, pidFile);
+      throw new Error(`kafka: the broker did not listen on ${brokers} in time; see ${path.join(dataDir, 'broker.log')}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { brokers, pid, started: true, stop: () => stopPid(pid, pidFile) };
+}
+
+/** SIGTERM lets the broker close its log cleanly; a broker that has not gone after 30 s is killed. */
+async function stopPid(pid: number, pidFile: string): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  fs.rmSync(pidFile, { force: true });
+}
+
+export async function stopKafkaBroker(dataDir = DEFAULT_KAFKA_DATA_DIR): Promise<void> {
+  const pidFile = path.join(path.resolve(dataDir), 'broker.pid');
+  if (!fs.existsSync(pidFile)) return;
+  await stopPid(Number(fs.readFileSync(pidFile, 'utf8')), pidFile);
+}
+
+if (require.main === module) {
+  const [command = 'start', ...rest] = process.argv.slice(2);
+  const flag = (name: string) => {
+    const i = rest.indexOf(`--${name}`);
+    return i >= 0 ? rest[i + 1] : undefined;
+  };
+  const dataDir = flag('data') ?? DEFAULT_KAFKA_DATA_DIR;
+  const port = flag('port') ? Number(flag('port')) : undefined;
+  const main = async () => {
+    if (command === 'stop') return stopKafkaBroker(dataDir);
+    if (command !== 'start') throw new Error(`usage: broker.ts start|stop [--data DIR] [--port N] (got ${command})`);
+    const broker = await ensureKafkaBroker({ dataDir, port });
+    process.stdout.write(`KAFKA_BROKERS=${broker.brokers}\n`);
+  };
+  main().catch((e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
