@@ -24,6 +24,17 @@ const envSchema = z.object({
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
+  /** Kafka: prepended to every topic name, so gateways sharing one cluster stay apart. */
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/, 'letters, digits and . _ - only')
+    .optional(),
+  /** Kafka: TLS to the brokers (the system CAs, plus NODE_EXTRA_CA_CERTS). */
+  KAFKA_SSL: z.enum(['true', 'false']).optional(),
+  /** Kafka: SASL authentication; the username and password go with the mechanism. */
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   BUS: z.enum(['kafka', 'redis', 'memory']).optional(),
   /** Redis Streams key prefix, so several gateways can share one Redis without reading each other's events. */
   GATEWAY_BUS_PREFIX: z
@@ -37,6 +48,8 @@ const envSchema = z.object({
     .optional(),
   /** Fleet: proves a request came from inside the fleet (the edge or a peer service). */
   GATEWAY_INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Fleet: one more internal token every service accepts and none sends, so the token rotates without an outage. */
+  GATEWAY_INTERNAL_TOKEN_ACCEPTED: z.string().min(16, 'must be at least 16 characters').optional(),
   /** How long a client may take to send a request's headers (Node's headersTimeout, default 60 s): slowloris is cut then. */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).optional(),
   /** How long a client may take to send a whole request, headers and body (Node's requestTimeout, default 300 s). */

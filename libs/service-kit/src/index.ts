@@ -1,6 +1,7 @@
 export { createLogger, type Logger } from './logger';
 export { INTERNAL, contextOf, type RequestContext, newRequestId } from './context';
 export { matchesSecret, requireInternalToken } from './internal-token';
+export { trustProxySetting } from './trust-proxy';
 export { createMetrics, type Metrics } from './metrics';
 export {
   createServiceApp,

@@ -42,7 +42,7 @@ export function runSpendingService(
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })
       : undefined;
 
-    const listener = serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), service.router);
+    const listener = serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), service.router);
     const served = await serveFleetProcess(listener, env, {
       service: name,
       logger,

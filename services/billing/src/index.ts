@@ -30,6 +30,8 @@ export interface BillingServiceDeps {
   logger: Logger;
   adminToken?: string;
   internalToken?: string;
+  /** One more token the internal routes accept, never sent (GATEWAY_INTERNAL_TOKEN_ACCEPTED, token rotation). */
+  acceptedInternalToken?: string;
   /** How often expired holds are released. */
   sweepIntervalMs?: number;
   /** How often replay records past their 24 hours are deleted; a minute. */
@@ -123,7 +125,9 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
         memory ? memoryLedgerAccess(memory) : tablesOnly,
       ),
     ),
-    internalRouter: internalRouter(port, deps.internalToken, (err) => logger.error({ err }, 'a batched hold failed unexpectedly')),
+    internalRouter: internalRouter(port, deps.internalToken, deps.acceptedInternalToken, (err) =>
+      logger.error({ err }, 'a batched hold failed unexpectedly'),
+    ),
     generatedAdminToken: admin.generated,
     ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {

@@ -15,11 +15,18 @@ runMain('billing', async () => {
   const metrics = createMetrics();
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
   const internalToken = env.GATEWAY_INTERNAL_TOKEN;
-  const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken });
+  const acceptedInternalToken = env.GATEWAY_INTERNAL_TOKEN_ACCEPTED;
+  const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken, acceptedInternalToken });
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
 
   // The internal routes check the token themselves (billing-client's hold batches are the busiest of them).
-  const listener = serviceListener(logger, billing.internalRouter, requireInternalToken(internalToken), billing.adminRouter, billing.publicRouter);
+  const listener = serviceListener(
+    logger,
+    billing.internalRouter,
+    requireInternalToken(internalToken, acceptedInternalToken),
+    billing.adminRouter,
+    billing.publicRouter,
+  );
   await billing.start();
   const served = await serveFleetProcess(listener, env, {
     service: 'billing',

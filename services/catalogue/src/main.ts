@@ -36,21 +36,25 @@ runMain('catalogue', async () => {
     },
   });
   await catalogue.subscribe();
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), catalogue.service.router), env, {
-    service: 'catalogue',
-    logger,
-    metrics,
-    // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
-    ready: async () => undefined,
-    dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
-    onDrained: async () => {
-      await bus.close();
-      await catalogue.close();
-      await redis?.close();
-      await shared?.close();
-      await billing.close();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), catalogue.service.router),
+    env,
+    {
+      service: 'catalogue',
+      logger,
+      metrics,
+      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+      ready: async () => undefined,
+      dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
+      onDrained: async () => {
+        await bus.close();
+        await catalogue.close();
+        await redis?.close();
+        await shared?.close();
+        await billing.close();
+      },
     },
-  });
+  );
   catalogue.startMonitor();
   return { stop: () => served.shutdown(), logger };
 });

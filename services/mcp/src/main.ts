@@ -26,21 +26,25 @@ runMain('mcp', async () => {
   );
   await mcp.start();
 
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), mcp.router), env, {
-    service: 'mcp',
-    extra: { edgeUrl },
-    logger,
-    metrics,
-    // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
-    ready: async () => undefined,
-    dependencies: { database: () => db.ping(), bus: () => bus.ping() },
-    onDrained: async () => {
-      await mcp.stop();
-      await meter.close();
-      await bus.close();
-      await db.close();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), mcp.router),
+    env,
+    {
+      service: 'mcp',
+      extra: { edgeUrl },
+      logger,
+      metrics,
+      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+      ready: async () => undefined,
+      dependencies: { database: () => db.ping(), bus: () => bus.ping() },
+      onDrained: async () => {
+        await mcp.stop();
+        await meter.close();
+        await bus.close();
+        await db.close();
+      },
     },
-  });
+  );
   return {
     stop: () => {
       mcp.endStreams();
