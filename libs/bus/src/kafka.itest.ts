@@ -98,7 +98,7 @@ KAFKA.describe('kafka adapter on a real broker', () => {
     expect(errors.filter((x) => x.ctx.action === 'will-retry')).toHaveLength(9);
   }, 60_000);
 
-  it('is not ready while a consumer is stopped: the broker refused its group for good', async () => {
+  it('fails its check (the service’s bus dependency) while a consumer is stopped: the broker refused its group for good', async () => {
     const b = bus({ joinTimeoutMs: 1_000 });
     await b.ping();
     const topic = unique('holds');

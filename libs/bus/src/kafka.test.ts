@@ -242,7 +242,7 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(errors).toEqual([{ err: new Error('coordinator lost'), ctx: { adapter: 'kafka', action: 'none', group: 'billing' } }]);
     });
 
-    it('is not ready while a consumer that crashed is restarting, and ready again once it rejoined', async () => {
+    it('fails its check while a consumer that crashed is restarting, and passes again once it rejoined', async () => {
       const consumer = await subscribe(async () => undefined);
       await expect(bus.ping()).resolves.toBeUndefined();
       consumer.crash(new Error('coordinator lost'));
@@ -251,13 +251,13 @@ describe('kafka bus over a fake kafkajs client', () => {
       await expect(bus.ping()).resolves.toBeUndefined();
     });
 
-    it('is not ready once a consumer crashed for good (kafkajs does not restart it)', async () => {
+    it('fails its check once a consumer crashed for good (kafkajs does not restart it)', async () => {
       const consumer = await subscribe(async () => undefined);
       consumer.crash(new Error('not authorized'), false);
       await expect(bus.ping()).rejects.toThrow('bus: the kafka consumer of group billing crashed (not authorized) and stopped');
     });
 
-    it('is not ready while a consumer has not joined its group yet', async () => {
+    it('fails its check while a consumer has not joined its group yet', async () => {
       open({ joinTimeoutMs: 1 }, new FakeKafka({ joinOnRun: false }));
       await bus.subscribe('billing', ['billing.holds'], async () => undefined);
       await expect(bus.ping()).rejects.toThrow('bus: the kafka consumer of group billing has not joined its group yet');

@@ -177,7 +177,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
 
     subscribe,
 
-    /** Ready when the cluster answers and every consumer is a member of its group: a crashed one consumes nothing. */
+    /** Up when the cluster answers and every consumer is a member of its group: a crashed one consumes nothing. */
     async ping() {
       await topics.describeCluster();
       for (const { group, state } of subscriptions.values()) {

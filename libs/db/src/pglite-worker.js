@@ -2,15 +2,112 @@
 // event loop that serves HTTP. Plain CommonJS on purpose: a worker starts outside any TypeScript loader.
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
+const path = require('node:path');
 const { PGlite } = require('@electric-sql/pglite');
+const { NodeFS } = require('@electric-sql/pglite/nodefs');
+
+/** EIO, as Emscripten numbers it: a failed sync reaches PostgreSQL as the error it is, and it stops (data_sync_retry). */
+const EIO = 29;
+const EBADF = 8;
+
+/**
+ * PGlite's file system on Node with the one thing it lacks: a real sync. PostgreSQL syncs the WAL at every commit
+ * and the data files at every checkpoint, but Emscripten's NODEFS has no fsync and its fdatasync is a stub, so every
+ * sync returned 0 and nothing reached the disk until the kernel chose to write it: a power cut could lose
+ * acknowledged commits, or leave a cluster that no longer starts (test-e2e/reliability/power-cut.e2e.ts).
+ * PGlite ignores postgresql.conf, so `wal_sync_method` stays fdatasync: its stub is replaced in the WebAssembly's
+ * imports, before the module is instantiated, and both calls end in fs.fsyncSync.
+ */
+class DurableNodeFS extends NodeFS {
+  async init(pg, opts) {
+    const { emscriptenOpts } = await super.init(pg, opts);
+    let mod;
+    const sync = (stream) => {
+      try {
+        if (stream.nfd !== undefined) fs.fsyncSync(stream.nfd);
+        else syncPath(mod.FS.filesystems.NODEFS.realPath(stream.node)); // a directory, after an entry in it changed
+      } catch (e) {
+        if (e && e.name === 'ErrnoError') throw e;
+        throw new mod.FS.ErrnoError(EIO);
+      }
+      return 0;
+    };
+    const instantiate = emscriptenOpts.instantiateWasm;
+    if (!instantiate) throw new Error('PGlite no longer instantiates through instantiateWasm: its fdatasync cannot be made real');
+    return {
+      emscriptenOpts: {
+        ...emscriptenOpts,
+        preRun: [
+          ...(emscriptenOpts.preRun || []),
+          (m) => {
+            mod = m;
+            m.FS.filesystems.NODEFS.stream_ops.fsync = sync;
+          },
+        ],
+        instantiateWasm(imports, done) {
+          if (typeof imports.env?.__syscall_fdatasync !== 'function')
+            throw new Error("PGlite's WebAssembly imports no __syscall_fdatasync to make real");
+          imports.env.__syscall_fdatasync = (fd) => {
+            const stream = mod.FS.getStream(fd);
+            if (!stream) return -EBADF;
+            try {
+              return stream.stream_ops.fsync ? stream.stream_ops.fsync(stream) : 0;
+            } catch (e) {
+              return -(e.errno ?? EIO);
+            }
+          };
+          return instantiate(imports, done);
+        },
+      },
+    };
+  }
+}
+
+function syncPath(file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Every file and directory under `dir` synced, children before their directory. */
+function syncTree(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) syncTree(full);
+    else if (entry.isFile()) syncPath(full);
+  }
+  syncPath(dir);
+}
+
+/** Written, and synced, once every file of the data directory has been: see openDurable. */
+const SYNCED_MARK = 'gateway-synced';
+
+/**
+ * The database on `dir` with real syncs. A new cluster's files (initdb writes its catalogues directly, not through
+ * the WAL) and one written by a version without real syncs are synced once, file by file, then marked; from then
+ * on PostgreSQL's own syncs keep it durable.
+ */
+async function openDurable(dir) {
+  const options = { relaxedDurability: true, ...(workerData.wasmModule ? { wasmModule: workerData.wasmModule } : {}) };
+  if (!dir) return PGlite.create(options);
+  fs.mkdirSync(dir, { recursive: true });
+  const pg = await PGlite.create({ ...options, fs: new DurableNodeFS(dir) });
+  const mark = path.join(dir, SYNCED_MARK);
+  if (!fs.existsSync(mark)) {
+    await pg.exec('CHECKPOINT');
+    syncTree(dir);
+    fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
+    syncPath(mark);
+    syncPath(dir);
+  }
+  return pg;
+}
 
 (async () => {
-  if (workerData.dir) fs.mkdirSync(workerData.dir, { recursive: true });
-  const pg = new PGlite(workerData.dir || undefined, {
-    relaxedDurability: true,
-    ...(workerData.wasmModule ? { wasmModule: workerData.wasmModule } : {}),
-  });
-  await pg.waitReady;
+  const pg = await openDurable(workerData.dir);
   // Transactions hold the connection: other statements wait until the one that owns it commits.
   let tx = null;
   const waiting = [];

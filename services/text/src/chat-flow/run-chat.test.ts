@@ -11,8 +11,8 @@ import {
   type SpendFixture,
   type TestModel,
 } from '@gateway/spend/src/testing';
+import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { UpstreamError, countTokens } from '@gateway/upstreams';
-import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
 import type { StreamClient } from './stream-client';
 
