@@ -64,7 +64,7 @@ export function pickFleetPort(): Promise<number> {
 const FETCH_BLOCKED = new Set([10080]);
 
 /** A port below the ephemeral range whose `span` (the ports a gateway listens on from there) is free right now. */
-async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
+export async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
   for (let i = 0; i < 50; i++) {
     // The metrics listeners sit 1000 above, still below the ephemeral range.
     const candidate = 10_000 + Math.floor(Math.random() * 21_000);

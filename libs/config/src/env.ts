@@ -30,6 +30,11 @@ const envSchema = z.object({
     .string()
     .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
     .optional(),
+  /** Kafka topic and consumer-group prefix, so several gateways can share one cluster (deploy/kafka/topics.ts creates them). */
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/, 'letters, digits and . _ - only')
+    .optional(),
   /** Redis key prefix of the rate meter, so gateways sharing one Redis keep separate counts. */
   GATEWAY_METER_PREFIX: z
     .string()
