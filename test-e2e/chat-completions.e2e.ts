@@ -15,10 +15,10 @@ import {
   type TestGateway,
   useGatewaySuite,
   isFleet,
-  KAFKA_FLEET,
+  EVENTS_FLEET,
 } from './support/harness';
 
-const modes: Mode[] = ['embedded', 'fleet', ...KAFKA_FLEET];
+const modes: Mode[] = ['embedded', EVENTS_FLEET];
 
 describe.each(modes)('chat completions through the %s gateway', (mode) => {
   let fake: FakeUpstream;
