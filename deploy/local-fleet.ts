@@ -63,8 +63,8 @@ export interface Fleet {
   metricsUrls: Record<string, string>;
   adminToken?: string;
   databaseUrl: string;
-  /** With bus kafka: the brokers the services use, and whether the fleet started that broker itself. */
-  kafka?: { brokers: string; started: boolean };
+  /** With bus kafka: the brokers the services use, and the broker's JVM when the fleet started it itself. */
+  kafka?: { brokers: string; started: boolean; pid?: number };
   processes: Record<string, ChildProcess>;
   /**
    * Starts one process again (after it exited or was killed) with the environment it had, and waits until it is
@@ -305,7 +305,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     metricsUrls,
     adminToken: opts.adminToken,
     databaseUrl,
-    kafka: kafka && { brokers: kafka.brokers, started: kafka.broker?.started ?? false },
+    kafka: kafka && { brokers: kafka.brokers, started: kafka.broker?.started ?? false, pid: kafka.broker?.started ? kafka.broker.pid : undefined },
     processes,
     restart,
     stop,
