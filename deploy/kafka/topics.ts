@@ -5,16 +5,20 @@
  *
  *   node --import tsx deploy/kafka/topics.ts --brokers kafka-1:9092 [--prefix acme.] [--partitions 6] [--replication 3]
  *
- * KAFKA_BROKERS and KAFKA_TOPIC_PREFIX are read when the flags are absent. It creates what is missing and leaves
- * existing topics alone, so it is safe to run again.
+ * KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, KAFKA_TOPIC_PARTITIONS and KAFKA_TOPIC_REPLICATION are read when the flags are
+ * absent, and KAFKA_SSL=true, KAFKA_SASL_MECHANISM (plain, scram-sha-256, scram-sha-512), KAFKA_SASL_USERNAME and
+ * KAFKA_SASL_PASSWORD as the services read them. It creates what is missing and leaves existing topics alone, so it
+ * is safe to run again (deploy/kafka/k8s/ runs it as a Job).
  */
-import { provisionKafkaTopics, provisionedTopicNames } from '@gateway/bus';
+import { provisionKafkaTopics, provisionedTopicNames, type ProvisionTopicsOptions } from '@gateway/bus';
 import { CONSUMER_GROUPS, TOPICS } from '@gateway/events';
 
 export interface GatewayTopicsOptions {
   prefix?: string;
   numPartitions?: number;
   replicationFactor?: number;
+  /** TLS and SASL, as the services connect. */
+  kafka?: ProvisionTopicsOptions['kafka'];
 }
 
 const topics = Object.values(TOPICS);
@@ -38,13 +42,31 @@ if (require.main === module) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const number = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
-  const brokers = flag('brokers') ?? process.env.KAFKA_BROKERS;
-  const prefix = flag('prefix') ?? process.env.KAFKA_TOPIC_PREFIX ?? '';
+  const env = process.env;
+  const brokers = flag('brokers') ?? env.KAFKA_BROKERS;
+  const prefix = flag('prefix') ?? env.KAFKA_TOPIC_PREFIX ?? '';
+  const numberOf = (name: string, variable: string) => number(name) ?? (env[variable] ? Number(env[variable]) : undefined);
+  const mechanism = env.KAFKA_SASL_MECHANISM;
+  const kafka: ProvisionTopicsOptions['kafka'] = {
+    ssl: env.KAFKA_SSL === 'true',
+    ...(mechanism
+      ? {
+          sasl: { mechanism, username: env.KAFKA_SASL_USERNAME ?? '', password: env.KAFKA_SASL_PASSWORD ?? '' } as NonNullable<
+            ProvisionTopicsOptions['kafka']
+          >['sasl'],
+        }
+      : {}),
+  };
   if (!brokers) {
     process.stderr.write('usage: topics.ts --brokers HOST:PORT[,...] [--prefix P] [--partitions N] [--replication N] (or KAFKA_BROKERS)\n');
     process.exit(2);
   }
-  ensureGatewayTopics(brokers, { prefix, numPartitions: number('partitions'), replicationFactor: number('replication') }).then(
+  ensureGatewayTopics(brokers, {
+    prefix,
+    numPartitions: numberOf('partitions', 'KAFKA_TOPIC_PARTITIONS'),
+    replicationFactor: numberOf('replication', 'KAFKA_TOPIC_REPLICATION'),
+    kafka,
+  }).then(
     (created) => {
       process.stdout.write(
         `created ${created.length} of ${gatewayTopicNames(prefix).length} topics${created.length ? `: ${created.join(', ')}` : ''}\n`,
