@@ -31,7 +31,14 @@ export function runSpendingService(
     const logger = createLogger(name, env.LOG_LEVEL);
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
     const metrics = createMetrics();
-    const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
+    const bus = openBus({
+      kind: env.BUS,
+      redisUrl: env.REDIS_URL,
+      kafkaBrokers: env.KAFKA_BROKERS,
+      prefix: env.GATEWAY_BUS_PREFIX,
+      kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
+      metrics,
+    });
     const registry = buildRegistry(config);
     const circuits = new Circuits();
     const openHolds = new OpenHolds();

@@ -13,7 +13,14 @@ runMain('billing', async () => {
   if (!env.DATABASE_URL) throw new ConfigError('Invalid environment:\n  DATABASE_URL: required for the billing service in the fleet');
   const db = await openFleetServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL, logger });
   const metrics = createMetrics();
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
+  const bus = openBus({
+    kind: env.BUS,
+    redisUrl: env.REDIS_URL,
+    kafkaBrokers: env.KAFKA_BROKERS,
+    prefix: env.GATEWAY_BUS_PREFIX,
+    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
+    metrics,
+  });
   const internalToken = env.GATEWAY_INTERNAL_TOKEN;
   const acceptedInternalToken = env.GATEWAY_INTERNAL_TOKEN_ACCEPTED;
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken, acceptedInternalToken });

@@ -16,7 +16,14 @@ runMain('catalogue', async () => {
   const config = loadFleetConfig(env, 'catalogue service');
   const logger = createLogger('catalogue', env.LOG_LEVEL);
   const metrics = createMetrics();
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
+  const bus = openBus({
+    kind: env.BUS,
+    redisUrl: env.REDIS_URL,
+    kafkaBrokers: env.KAFKA_BROKERS,
+    prefix: env.GATEWAY_BUS_PREFIX,
+    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
+    metrics,
+  });
   // Billing is only measured (the payments component), never needed to answer: the catalogue starts and serves without it.
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the status monitor'), env.GATEWAY_INTERNAL_TOKEN);
   const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;

@@ -16,7 +16,14 @@ runMain('mcp', async () => {
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openFleetServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR), logger });
   const metrics = createMetrics();
-  const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
+  const bus = openBus({
+    kind: env.BUS,
+    redisUrl: env.REDIS_URL,
+    kafkaBrokers: env.KAFKA_BROKERS,
+    prefix: env.GATEWAY_BUS_PREFIX,
+    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
+    metrics,
+  });
   // The edge's meter (same Redis, same prefix): each message of a batch past the first counts where the edge counts.
   // Without Redis the edge meters in its own memory, and this process counts batch messages in its own.
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
