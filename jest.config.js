@@ -1,4 +1,8 @@
-/** Projects: unit (no servers), integration (real PostgreSQL and Redis), e2e (whole gateway, both run modes). */
+/**
+ * Projects: unit (no servers, milliseconds a suite), pglite (embedded PostgreSQL in the test process: no server, but
+ * a WebAssembly database booted per suite, seconds each), integration (real PostgreSQL, Redis and Kafka), e2e (whole
+ * gateway, both run modes).
+ */
 // ignoreDynamic keeps import() as import(): ESM-only packages (music-metadata) load that way, as they do under tsx;
 // turned into require(), jest could not load them. Needs --experimental-vm-modules, which the test script sets.
 const transform = {
@@ -12,6 +16,13 @@ module.exports = {
       displayName: 'unit',
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-unit.js'],
       testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.pglite\\.test\\.ts$'],
+    },
+    {
+      ...common,
+      displayName: 'pglite',
+      setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-integration.js'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.pglite.test.ts', '<rootDir>/services/*/src/**/*.pglite.test.ts'],
     },
     {
       ...common,

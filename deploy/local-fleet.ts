@@ -17,7 +17,9 @@ import type net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer } from '@gateway/topology';
+import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
+
+import { FLEET_MIGRATIONS, migrateServiceSchema } from '../services/gateway/src/fleet-migrations';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
@@ -178,6 +180,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const databaseUrl = opts.databaseUrl ?? DEFAULT_DATABASE_URL;
   const internalToken = crypto.randomBytes(24).toString('hex');
   await ensureDatabase(databaseUrl);
+  // What the migrate Job does in a cluster: the services only check their schema at start.
+  for (const service of Object.keys(FLEET_MIGRATIONS)) await migrateServiceSchema(databaseUrl, service);
 
   const local = (p: number) => `http://127.0.0.1:${p}`;
   const portOf = (s: (typeof SERVICES)[number]) => port + (s.port - EDGE.port);
@@ -218,9 +222,10 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     listens[name] = listen;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
-    // node with tsx's loader rather than the tsx CLI: the CLI runs the service in a child process, so a signal to
-    // the CLI (SIGKILL above all) would leave the service running as an orphan.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
+    // The container's command (node with tsx's loader, never the tsx CLI: libs/topology/src/commands.ts), with this
+    // node binary: a signal reaches the service itself, and a SIGKILL leaves no orphan behind.
+    const [, ...args] = serviceCommand(name);
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },
       stdio: ['ignore', out, out, 'ipc'],
@@ -244,7 +249,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     const host = opts.host ?? '127.0.0.1';
     for (const s of SERVICES) for (const p of [portOf(s), portOf(s) + METRICS_PORT_OFFSET]) await held.hold(p, '127.0.0.1');
     for (const p of [port, port + METRICS_PORT_OFFSET]) await held.hold(p, host);
-    // Services that run migrations the others depend on start first; the edge last, once every service answers.
+    // Services the others' requests depend on start first; the edge last, once every service answers.
     const internal = (s: (typeof SERVICES)[number]) => launch(s.name, { port: portOf(s), host: '127.0.0.1' });
     await Promise.all(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map(internal));
     await Promise.all(SERVICES.filter((s) => !('startsFirst' in s && s.startsFirst)).map(internal));

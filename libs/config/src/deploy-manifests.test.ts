@@ -1,7 +1,7 @@
 /**
- * The Helm chart and k8s/ are checked against the service table, so a service added to one and not the others
- * fails here instead of in a cluster. Rendered with `helm template` where helm is installed; the chart's values and
- * templates, and the plain manifests, are parsed either way.
+ * k8s/ is checked against the service table, so a service added to one and not the other fails here instead of in
+ * a cluster. The Helm chart is rendered by Helm's own engine in helm-chart.test.ts, and k8s/ is held to it in
+ * k8s-matches-chart.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +11,6 @@ import { EDGE, METRICS_PORT_OFFSET, SERVICES } from '@gateway/topology';
 import { ENV_VARIABLES } from './env';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const CHART = path.join(ROOT, 'deploy/helm/model-gateway');
 const K8S = path.join(ROOT, 'k8s');
 
 interface Expected {
@@ -47,6 +46,7 @@ const docsOf = (text: string): Doc[] =>
 function expectManifests(docs: Doc[], e: Expected, named: (name: string) => string, peerUrl: (peer: string) => RegExp): void {
   const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === named(e.name));
   const service = docs.find((d) => d.kind === 'Service' && d.metadata.name === named(e.name));
+  const metricsService = docs.find((d) => d.kind === 'Service' && d.metadata.name === named(`${e.name}-metrics`));
   expect({ deployment: !!deployment, service: !!service }).toEqual({ deployment: true, service: true });
   const container = deployment!.spec.template.spec.containers[0];
   expect(container.command.join(' ')).toContain(`services/${e.name}/src/main.ts`);
@@ -67,8 +67,9 @@ function expectManifests(docs: Doc[], e: Expected, named: (name: string) => stri
   for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(container[probe].httpGet.port).toBe('metrics');
   // Every variable a manifest sets is one the code reads (provider keys come from envFrom, not env).
   for (const name of Object.keys(env)) expect(ENV_VARIABLES).toContain(name);
-  const servicePorts = Object.fromEntries(service!.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port]));
-  expect(servicePorts).toEqual({ http: e.port, metrics: e.metricsPort });
+  // /metrics has a Service of its own: the one peers and the ingress use never exposes it.
+  const portsOf = (s: Doc | undefined) => Object.fromEntries((s?.spec.ports ?? []).map((p: { name: string; port: number }) => [p.name, p.port]));
+  expect([portsOf(service), portsOf(metricsService)]).toEqual([{ http: e.port }, { metrics: e.metricsPort }]);
 }
 
 describe('k8s/ manifests follow the service table', () => {
@@ -138,55 +139,31 @@ describe('k8s/ manifests follow the service table', () => {
   });
 });
 
-describe('the Helm chart follows the service table', () => {
-  const values = YAML.parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
+describe('the deploy docs follow the service table', () => {
+  const doc = (name: string) => fs.readFileSync(path.join(ROOT, 'docs', name), 'utf8');
 
-  it.each(expected.map((e) => [e.name, e] as const))('values: services.%s with its ports, command and peers', (_name, e) => {
-    const v = values.services[e.name];
-    expect({ enabled: v.enabled, port: v.port, metricsPort: v.metricsPort }).toEqual({ enabled: true, port: e.port, metricsPort: e.metricsPort });
-    expect(v.command.join(' ')).toContain(`services/${e.name}/src/main.ts`);
-    expect([...v.peers].sort()).toEqual([...e.peers].sort());
+  it('deploy.md, "What runs": one row per Deployment, with its port and metrics port', () => {
+    const deploy = doc('deploy.md');
+    const section = deploy.slice(deploy.indexOf('## What runs'), deploy.indexOf('\n## ', deploy.indexOf('## What runs') + 1));
+    const rows = [...section.matchAll(/^\| ([a-z-]+) \| (\d+) \| (\d+) \|/gm)].map((m) => ({
+      name: m[1],
+      port: Number(m[2]),
+      metricsPort: Number(m[3]),
+    }));
+    expect(rows.sort((a, b) => a.port - b.port)).toEqual(
+      expected.map((e) => ({ name: e.name, port: e.port, metricsPort: e.metricsPort })).sort((a, b) => a.port - b.port),
+    );
+    const words = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+    expect(section).toContain(`the fleet is ${words[expected.length] ?? expected.length} Deployments`);
   });
 
-  it('values: every service gets the bus, and the demo consent goes with the demo catalogue, loudly', () => {
-    for (const e of expected) expect({ name: e.name, bus: values.services[e.name].bus }).toEqual({ name: e.name, bus: true });
-    const simulated = values.gatewayConfig.providers.some((p: { kind: string }) => p.kind === 'simulated');
-    expect({ simulated, consent: values.demoCatalogue }).toEqual({ simulated, consent: simulated });
-    const text = fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8');
-    expect(text).toMatch(/DEMO ONLY[^\n]*\n(#[^\n]*\n)*demoCatalogue: true/);
-    const helpers = fs.readFileSync(path.join(CHART, 'templates/_helpers.tpl'), 'utf8');
-    expect(helpers).toMatch(/if \$root\.Values\.demoCatalogue \}\}\n- name: GATEWAY_DEMO_CATALOGUE\n\s+value: "true"/);
-    expect(helpers).toContain('services.%s.bus must be true');
+  it('operations.md: the variables every fleet service reads name every service in "Read by"', () => {
+    const ops = doc('operations.md');
+    for (const variable of ['REDIS_URL', 'KAFKA_BROKERS', 'GATEWAY_BUS_PREFIX']) {
+      const row = new RegExp(`^\\| \`${variable}\` \\|[^|]*\\|([^|]*)\\|`, 'm').exec(ops)?.[1] ?? '';
+      expect({ variable, missing: SERVICES.map((s) => s.name).filter((n) => !row.includes(n)) }).toEqual({ variable, missing: [] });
+    }
+    const databases = /^\| `DATABASE_URL` \|[^|]*\|([^|]*)\|/m.exec(ops)?.[1] ?? '';
+    expect(SERVICES.map((s) => s.name).filter((n) => !databases.includes(n))).toEqual([]);
   });
-
-  it('values: no service the table does not know', () => {
-    expect(Object.keys(values.services).sort()).toEqual(expected.map((e) => e.name).sort());
-  });
-
-  it('templates: probes on the metrics port, METRICS_PORT in the environment, metrics scraped there', () => {
-    const deployment = fs.readFileSync(path.join(CHART, 'templates/deployment.yaml'), 'utf8');
-    const helpers = fs.readFileSync(path.join(CHART, 'templates/_helpers.tpl'), 'utf8');
-    const monitor = fs.readFileSync(path.join(CHART, 'templates/servicemonitor.yaml'), 'utf8');
-    expect(deployment.match(/port: metrics/g)).toHaveLength(3);
-    expect(deployment).toContain('containerPort: {{ int $svc.metricsPort }}');
-    expect(helpers).toMatch(/- name: METRICS_PORT\n\s+value: \{\{ int \$svc\.metricsPort \| quote \}\}/);
-    expect(monitor).toContain('- port: metrics');
-  });
-
-  const helm = available('helm', ['version']);
-  (helm ? it : it.skip)(
-    `renders with helm template into the same manifests as the table${helm ? '' : ' (skipped: helm is not installed here)'}`,
-    () => {
-      const out = execFileSync('helm', ['template', 'gw', CHART, '-f', path.join(CHART, 'ci/test-values.yaml')], { encoding: 'utf8' });
-      const docs = docsOf(out);
-      for (const e of expected) {
-        expectManifests(
-          docs,
-          e,
-          (n) => `gw-model-gateway-${n}`,
-          (peer) => new RegExp(`^http://gw-model-gateway-${peer}:\\d+$`),
-        );
-      }
-    },
-  );
 });

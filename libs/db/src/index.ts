@@ -1,6 +1,6 @@
 export type { Db, Queryable, Row } from './db';
-export { openPg } from './pg';
+export { ensureSchema, openPg } from './pg';
 export { openPglite, openPgliteHost, type PgliteHost } from './pglite';
-export { migrate, type Migration } from './migrate';
+export { migrate, missingMigrations, type Migration, type MigrationReport } from './migrate';
 export { sqlFileMigration } from './sql-file';
-export { openServiceDb } from './open';
+export { openFleetServiceDb, openServiceDb, SchemaBehindError, SCHEMA_WAIT_MS, type OpenServiceDbOptions } from './open';

@@ -55,11 +55,16 @@ export function openPg(url: string, schema: string, opts: { max?: number } = {})
   return db;
 }
 
-/** Creates the service's schema before the pool's search_path can point at it. */
+/**
+ * Creates the service's schema before the pool's search_path can point at it. Only when it is missing: CREATE
+ * SCHEMA IF NOT EXISTS checks CREATE on the database first, which a role that owns an existing schema need not have.
+ */
 export async function ensureSchema(url: string, schema: string): Promise<void> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
   const pool = new Pool({ connectionString: url, max: 1 });
   try {
+    const { rowCount } = await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (rowCount) return;
     await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((e: { code?: string }) => {
       if (e.code !== '23505' && e.code !== '42P06') throw e; // two services racing to create it
     });

@@ -8,7 +8,7 @@ import type { Migration } from './migrate';
  * `schema_migrations` records, so splitting an applied migration into files never makes it run again.
  * Read now, at start-up: a file missing from a deployment stops the service before it touches the database.
  */
-export function sqlFileMigration(id: string, dir: string, files: string[], opts: { repeatable?: boolean } = {}): Migration {
+export function sqlFileMigration(id: string, dir: string, files: string[], opts: { repeatable?: boolean; version?: number } = {}): Migration {
   if (files.length === 0) throw new Error(`migration ${id}: no SQL files given`);
   const parts = files.map((file) => {
     const full = path.join(dir, file);
@@ -18,5 +18,5 @@ export function sqlFileMigration(id: string, dir: string, files: string[], opts:
       throw new Error(`migration ${id}: cannot read ${full}: ${(e as Error).message}`, { cause: e });
     }
   });
-  return { id, sql: parts.join('\n'), ...(opts.repeatable ? { repeatable: true } : {}) };
+  return { id, sql: parts.join('\n'), ...(opts.repeatable ? { repeatable: true, version: opts.version } : {}) };
 }

@@ -63,11 +63,28 @@ export function parseUsd(value: string | number): Nano {
   return parseScaled(withoutExponent(String(value)), NANO_DIGITS);
 }
 
-/** Sum of quantity × rate terms (rates in atto), rounded half up once to nano. */
-export function charge(terms: Array<[quantity: bigint | number, rateAtto: bigint]>): Nano {
-  let atto = 0n;
-  for (const [q, rate] of terms) atto += BigInt(q) * rate;
-  return (atto + ATTO_PER_NANO / 2n) / ATTO_PER_NANO;
+/**
+ * A priced quantity: `quantity` × `rateAtto`. A quantity counted in a finer unit than its rate's (milliseconds of a
+ * per-second rate) names how many make one unit: `per` (1000).
+ */
+export type ChargeTerm = [quantity: bigint | number, rateAtto: bigint, per?: bigint];
+
+const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
+
+/**
+ * Sum of quantity × rate terms (rates in atto), rounded half up once to nano. The sum is exact even where a term's
+ * `per` makes it a fraction of an atto: every term is brought to one common denominator before the one rounding.
+ */
+export function charge(terms: ChargeTerm[]): Nano {
+  let denominator = 1n;
+  for (const [, , per = 1n] of terms) {
+    if (per <= 0n) throw new RangeError(`per must be positive: ${per}`);
+    denominator = (denominator / gcd(denominator, per)) * per;
+  }
+  let scaled = 0n;
+  for (const [q, rate, per = 1n] of terms) scaled += BigInt(q) * rate * (denominator / per);
+  const unit = ATTO_PER_NANO * denominator;
+  return (scaled + unit / 2n) / unit;
 }
 
 /** Exact decimal string of a nano amount, without trailing zeros ("0.005", "12", "0"). */

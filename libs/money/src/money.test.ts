@@ -41,6 +41,25 @@ describe('money', () => {
     expect(charge([[1, parseRate('0.0000000005')]])).toBe(1n); // half up
   });
 
+  it('prices a quantity in a finer unit than its rate exactly, still rounding once', () => {
+    // 1500 ms at 0.0000000013 per second = 1.95 nano, + 0.01 flat: 10,000,001.95 nano, rounds to 10,000,002.
+    expect(
+      charge([
+        [1_500n, parseRate('0.0000000013'), 1000n],
+        [1, parseRate('0.01')],
+      ]),
+    ).toBe(10_000_002n);
+    // 1 ms at 1 atto a second is a thousandth of an atto; 5e11 ms of it are half a nano exactly, which rounds up.
+    expect(charge([[1, 1n, 1000n]])).toBe(0n);
+    expect(
+      charge([
+        [500_000_000_000, 1n, 1000n],
+        [1, 0n, 7n],
+      ]),
+    ).toBe(1n); // 0.5 nano exactly, half up, across two denominators
+    expect(() => charge([[1, 1n, 0n]])).toThrow(RangeError);
+  });
+
   it('formats exact strings and two-decimal numbers', () => {
     expect(formatUsd(0n)).toBe('0');
     expect(formatUsd(12_000_000_000n)).toBe('12');

@@ -3,6 +3,7 @@ import express, { type ErrorRequestHandler, type Express, type Request, type Req
 import { GatewayError, errorHandler } from '@gateway/errors';
 import { INTERNAL } from './context';
 import type { Metrics } from './metrics';
+import type { DependencyReport } from './dependencies';
 import type { Logger } from './logger';
 
 /** The base of every listener: no `x-powered-by`, no ETags (answers are per account and never revalidated). */
@@ -17,8 +18,10 @@ export interface OpsAppOptions {
   service: string;
   logger: Logger;
   metrics: Metrics;
-  /** Throws when the service cannot serve (database, bus or a dependency down). */
+  /** Throws when this pod cannot serve traffic itself; never for a shared dependency's outage (serve.ts says why). */
   ready: () => Promise<void>;
+  /** The background checks' findings per dependency, shown in the probes' bodies (dependencies.ts). */
+  dependencies?: DependencyReport;
   /** True once the service has begun to drain: readiness fails so load balancers stop sending work. */
   draining: () => boolean;
 }
@@ -29,17 +32,18 @@ export interface OpsAppOptions {
  */
 export function createOpsApp(opts: OpsAppOptions): Express {
   const app = createServiceApp();
+  const dependencies = () => opts.dependencies?.() ?? {};
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', service: opts.service });
+    res.json({ status: 'ok', service: opts.service, dependencies: dependencies() });
   });
   app.get('/readyz', async (_req, res) => {
     if (opts.draining()) return void res.status(503).json({ status: 'draining', service: opts.service });
     try {
       await opts.ready();
-      res.json({ status: 'ready', service: opts.service });
+      res.json({ status: 'ready', service: opts.service, dependencies: dependencies() });
     } catch (e) {
       opts.logger.warn({ err: e }, 'not ready');
-      res.status(503).json({ status: 'not_ready', service: opts.service, reason: (e as Error).message });
+      res.status(503).json({ status: 'not_ready', service: opts.service, reason: (e as Error).message, dependencies: dependencies() });
     }
   });
   app.get('/metrics', async (_req, res) => {

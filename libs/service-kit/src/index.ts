@@ -1,6 +1,7 @@
 export { createLogger, type Logger } from './logger';
 export { INTERNAL, contextOf, type RequestContext, newRequestId } from './context';
 export { matchesSecret, requireInternalToken } from './internal-token';
+export { trustProxySetting } from './trust-proxy';
 export { createMetrics, type Metrics } from './metrics';
 export {
   createServiceApp,
@@ -12,7 +13,8 @@ export {
   type AppListener,
   type OpsAppOptions,
 } from './app';
-export { serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
+export { CLOSE_RESERVE_MS, DEFAULT_DRAIN_TIMEOUT_MS, serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
+export type { Dependencies } from './dependencies';
 export { validate, checkJsonBody } from './validate';
 export { jsonBody } from './json-body';
 export { exactRoutes, type ExactRoutes, type PostRoutes, type RouteHandler } from './exact-routes';

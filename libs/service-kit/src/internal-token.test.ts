@@ -7,9 +7,9 @@ import { requireInternalToken } from './internal-token';
 const TOKEN = 'fleet-secret-0123456789abcdef';
 
 /** What the middleware does with a request carrying these headers: passes it on, or the status it refuses with. */
-function outcome(token: string | undefined, headers: Record<string, unknown>): 'passed' | number {
+function outcome(token: string | undefined, headers: Record<string, unknown>, accepted?: string): 'passed' | number {
   let result: 'passed' | number | undefined;
-  requireInternalToken(token)({ headers } as unknown as Request, {} as never, (err?: unknown) => {
+  requireInternalToken(token, accepted)({ headers } as unknown as Request, {} as never, (err?: unknown) => {
     result = err === undefined ? 'passed' : err instanceof GatewayError ? err.status : -1;
   });
   if (result === undefined) throw new Error('the middleware neither passed nor refused');
@@ -54,5 +54,15 @@ describe('requireInternalToken', () => {
     expect(seen).toEqual([401, 401, 401, 401, 'passed', 401, 401]);
     expect(compare).toHaveBeenCalledTimes(sent.length);
     for (const [a, b] of compare.mock.calls) expect([(a as Buffer).length, (b as Buffer).length]).toEqual([32, 32]);
+  });
+
+  it('while the token rotates, passes the accepted one too, still in constant time, and never without a current token', () => {
+    const NEXT = 'next-fleet-secret-0123456789';
+    const compare = jest.spyOn(crypto, 'timingSafeEqual');
+    const seen = [TOKEN, NEXT, 'neither-of-the-two-tokens', undefined].map((value) => outcome(TOKEN, { [INTERNAL.token]: value }, NEXT));
+    expect(seen).toEqual(['passed', 'passed', 401, 401]);
+    // Both digests are compared for every request, whichever matched: the time says nothing about which one.
+    expect(compare).toHaveBeenCalledTimes(6);
+    expect(outcome(undefined, { [INTERNAL.token]: NEXT }, NEXT)).toBe(401);
   });
 });

@@ -17,11 +17,16 @@ export function matchesSecret(given: unknown, expected: Buffer): boolean {
  * The fleet's internal routes and edge-forwarded requests must carry the shared token. Without one configured
  * nothing passes: a fleet service cannot start without it (readFleetEnv), and a listener built without it (the
  * embedded billing's internal router, never served) refuses everyone rather than trusting everyone.
+ * `accepted` (GATEWAY_INTERNAL_TOKEN_ACCEPTED) is one more token let through and never sent: while the token
+ * rotates, pods that already send the new one and pods that still send the old one are both understood.
  */
-export function requireInternalToken(token: string | undefined): RequestHandler {
-  const expected = token ? digest(token) : undefined;
+export function requireInternalToken(token: string | undefined, accepted?: string): RequestHandler {
+  const expected = [token, accepted].filter((t): t is string => !!t).map(digest);
   return (req, _res, next) => {
-    if (expected && matchesSecret(req.headers[INTERNAL.token], expected)) return next();
+    const given = req.headers[INTERNAL.token];
+    // Every digest is compared, so the answer takes as long whichever token (if any) matched.
+    const matched = expected.map((e) => matchesSecret(given, e));
+    if (token && matched.includes(true)) return next();
     next(new GatewayError('invalid_api_key', 'This listener only accepts requests from the gateway edge'));
   };
 }

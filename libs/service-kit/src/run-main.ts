@@ -24,7 +24,8 @@ export function runMain(name: string, start: () => Promise<{ stop: () => Promise
       process.on('SIGINT', () => onSignal('SIGINT'));
     },
     (err: Error) => {
-      const isConfig = err?.name === 'ConfigError';
+      // Errors the operator fixes, not bugs: the message is the whole story (a schema behind says which command to run).
+      const isConfig = err?.name === 'ConfigError' || err?.name === 'SchemaBehindError';
       process.stderr.write(`${name}: ${isConfig ? err.message : (err?.stack ?? String(err))}\n`);
       process.exit(1);
     },

@@ -6,6 +6,7 @@ import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { claimHeldPort } from './port-handoff';
+import { type Dependencies, watchDependencies } from './dependencies';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type RefusedBecause, limitConnections } from './connection-limits';
 
 export interface ServeOptions {
@@ -16,7 +17,19 @@ export interface ServeOptions {
   metricsPort: number;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Whether this pod can serve traffic itself (its own state, e.g. a failed ledger journal), never whether a shared
+   * dependency answers: an outage of billing, PostgreSQL or Redis would otherwise take every replica out of rotation
+   * at once, including the routes that do not need it (docs/deploy.md, "Readiness").
+   */
   ready: () => Promise<void>;
+  /** The dependencies this process calls, checked in the background and shown on /healthz, /readyz and /metrics only. */
+  dependencies?: Dependencies;
+  /**
+   * The time this process has from SIGTERM until it must have exited (DRAIN_TIMEOUT_MS; in Kubernetes the grace
+   * period minus the preStop sleep). Default DEFAULT_DRAIN_TIMEOUT_MS.
+   */
+  drainTimeoutMs?: number;
   /** Runs once in-flight requests have finished: close the bus, pools and databases here. */
   onDrained?: () => Promise<void>;
   /**
@@ -42,9 +55,21 @@ export interface Served {
   server: http.Server;
   port: number;
   metricsPort: number;
-  /** Stops accepting, lets in-flight requests (streams included) finish up to `graceMs`, then runs `onDrained`. */
+  /**
+   * Stops accepting, lets in-flight requests (streams included) finish, cuts what is still open early enough for
+   * `drainReserveMs` and CLOSE_RESERVE_MS to fit in `graceMs` (default: the drain timeout), then runs `onDrained`.
+   */
   shutdown(graceMs?: number): Promise<void>;
 }
+
+/** What a process has to stop when nothing says otherwise: a 30 s Kubernetes grace period minus the 5 s preStop. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 25_000;
+
+/**
+ * The end of the drain kept for onDrained's last steps after the holds: closing the bus (which flushes what is
+ * queued, settles included), the pools and the databases.
+ */
+export const CLOSE_RESERVE_MS = 2_000;
 
 async function listen(server: http.Server, port: number, host: string): Promise<number> {
   await claimHeldPort(port);
@@ -118,7 +143,8 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     app,
   );
   server.on('clientError', refuseClientError);
-  const ops = http.createServer(createOpsApp({ ...opts, draining: () => closing !== undefined }));
+  const dependencies = watchDependencies(opts.dependencies ?? {}, opts.metrics, logger);
+  const ops = http.createServer(createOpsApp({ ...opts, dependencies: dependencies.report, draining: () => closing !== undefined }));
   // The probes' listener too: a flood there would fail the liveness probe and have the orchestrator kill the process.
   const limits = {
     max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
@@ -145,23 +171,30 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     metricsPort = await listen(ops, opts.metricsPort, opts.host);
   } catch (e) {
     server.close();
+    dependencies.stop();
     throw e;
   }
   return {
     server,
     port,
     metricsPort,
-    shutdown(graceMs = 25_000) {
+    shutdown(graceMs = opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) {
       closing ??= (async () => {
-        logger.info({ graceMs }, 'draining');
+        // Requests get what the reserves leave; a drain shorter than the reserves cuts them at once.
+        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0));
+        logger.info({ graceMs, cutAfterMs }, 'draining');
         const closed = new Promise<void>((r) => server.close(() => r()));
         // A keep-alive connection whose request finishes during the drain turns idle; close it then, not at the deadline.
         server.closeIdleConnections();
         const idle = setInterval(() => server.closeIdleConnections(), 100);
-        const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - (opts.drainReserveMs ?? 0)));
+        const timer = setTimeout(() => {
+          logger.warn({ cutAfterMs }, 'drain deadline: cutting the connections still open');
+          server.closeAllConnections();
+        }, cutAfterMs);
         await closed;
         clearInterval(idle);
         clearTimeout(timer);
+        dependencies.stop();
         await opts.onDrained?.();
         // Probes stay up through the drain (readiness says "draining"), so an orchestrator sees why.
         await new Promise<void>((r) => {
@@ -184,6 +217,7 @@ export interface ListenEnv {
   HTTP_REQUEST_TIMEOUT_MS?: number;
   HTTP_MAX_CONNECTIONS?: number;
   HTTP_MAX_CONNECTIONS_PER_ADDRESS?: number;
+  DRAIN_TIMEOUT_MS?: number;
 }
 
 /**
@@ -203,6 +237,7 @@ export async function serveFleetProcess(
     headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
     maxConnections: env.HTTP_MAX_CONNECTIONS,
+    drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
     public: opts.public ? { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS } : undefined,
   });
   opts.logger.info({ port: served.port, metricsPort: served.metricsPort, ...opts.extra }, `${opts.service} listening`);

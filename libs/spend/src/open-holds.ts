@@ -38,8 +38,9 @@ export class OpenHolds {
 }
 
 /**
- * Of the 25 s a drain waits for in-flight requests, the last 3 s are for the holds of the requests it then cuts:
- * a stream cut there is charged what it delivered, and that close is published before the bus closes.
+ * Of a drain's time (DRAIN_TIMEOUT_MS), 3 s before the close reserve (service-kit's CLOSE_RESERVE_MS) are for the
+ * holds of the requests it cuts: a stream cut there is charged what it delivered, and that close is published
+ * before the bus closes.
  */
 export const HOLD_CLOSE_RESERVE_MS = 3_000;
 

@@ -11,8 +11,8 @@ import type { SpendDeps } from './paid-call';
 /** What a spending service adds to the shared entry: its routes, and whatever it opens and must close. */
 export interface SpendingService {
   router: RequestHandler;
-  /** Its own readiness (its database, say), beyond billing and the bus. */
-  ready?: () => Promise<void>;
+  /** Its own database answers (shown as a dependency, beside billing and the bus). */
+  ping?: () => Promise<void>;
   /** Runs once in-flight requests have finished. */
   close?: () => Promise<void>;
 }
@@ -42,15 +42,18 @@ export function runSpendingService(
       ? startHealthReporter({ bus, circuits, registry, logger, source: name, intervalMs: parseDuration(config.status.sample_interval) })
       : undefined;
 
-    const listener = serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), service.router);
+    const listener = serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), service.router);
     const served = await serveFleetProcess(listener, env, {
       service: name,
       logger,
       metrics,
-      ready: async () => {
-        await billing.ping();
-        await bus.ping();
-        await service.ready?.();
+      // Ready while it runs: billing, the bus and its database are shared by every replica, so their outage is
+      // answered per request (a retryable 503) rather than by taking every replica out of rotation.
+      ready: async () => undefined,
+      dependencies: {
+        billing: () => billing.ping(),
+        bus: () => bus.ping(),
+        ...(service.ping ? { database: service.ping } : {}),
       },
       drainReserveMs: HOLD_CLOSE_RESERVE_MS,
       onDrained: async () => {

@@ -19,7 +19,7 @@ export interface ServiceEntry {
   readonly admin?: boolean;
   /** Peers this service calls directly (their URL variables are in its environment). */
   readonly peers: readonly ServiceName[];
-  /** Runs migrations the others' requests depend on, so the fleet starts it before them. */
+  /** The others' requests depend on it being up (billing: holds, keys), so the fleet starts it before them. */
   readonly startsFirst?: boolean;
   /**
    * Calls the gateway's public routes on the caller's behalf, so the edge hands it the caller's verified key

@@ -68,8 +68,3 @@ export async function countTokensOfAll(texts: readonly string[]): Promise<number
 export function warmTokenizer(): void {
   tokenWorker();
 }
-
-/** An upper bound on the tokens of any byte-level BPE tokenizer: a token covers at least one byte. */
-export function maxTokensOf(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}

@@ -30,6 +30,8 @@ export interface BillingServiceDeps {
   logger: Logger;
   adminToken?: string;
   internalToken?: string;
+  /** One more token the internal routes accept, never sent (GATEWAY_INTERNAL_TOKEN_ACCEPTED, token rotation). */
+  acceptedInternalToken?: string;
   /** How often expired holds are released. */
   sweepIntervalMs?: number;
   /** How often replay records past their 24 hours are deleted; a minute. */
@@ -59,7 +61,10 @@ export interface BillingService {
   generatedAdminToken?: string;
   /** Resolves once the tables hold every ledger decision made before the call (in-memory ledger; at once otherwise). */
   ledgerFlushed(): Promise<void>;
+  /** Throws when this pod cannot take holds itself (a failed ledger journal). */
   ready(): Promise<void>;
+  /** Its database and bus answer. */
+  ping(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -120,12 +125,17 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
         memory ? memoryLedgerAccess(memory) : tablesOnly,
       ),
     ),
-    internalRouter: internalRouter(port, deps.internalToken, (err) => logger.error({ err }, 'a batched hold failed unexpectedly')),
+    internalRouter: internalRouter(port, deps.internalToken, deps.acceptedInternalToken, (err) =>
+      logger.error({ err }, 'a batched hold failed unexpectedly'),
+    ),
     generatedAdminToken: admin.generated,
     ledgerFlushed: () => memory?.flushed() ?? Promise.resolve(),
     async ready() {
-      // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation.
+      // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation. Its
+      // database and bus are shared by every replica, so their outage is a dependency's (serve.ts), not this pod's.
       memory?.ready();
+    },
+    async ping() {
       await db.ping();
       await bus.ping();
     },

@@ -1,4 +1,14 @@
-import { migrations } from './migrations';
+import crypto from 'node:crypto';
+import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
+
+/**
+ * The checksum of the ledger functions' SQL at each version. A database keeps the highest version any binary
+ * installed, so SQL changed without a new version would never reach a database that has this one: change the
+ * files, raise LEDGER_FUNCTIONS_VERSION, and add its checksum here.
+ */
+const FUNCTIONS_CHECKSUMS: Record<number, string> = {
+  1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
+};
 
 describe('billing migrations', () => {
   it('keep the versioned ids existing databases recorded in schema_migrations, in order', () => {
@@ -12,13 +22,23 @@ describe('billing migrations', () => {
     ]);
   });
 
-  it('001_ledger carries the tables; the ledger functions replace themselves at every start', () => {
+  it('001_ledger carries the tables; the ledger functions replace themselves (CREATE OR REPLACE)', () => {
     const ledger = migrations.find((m) => m.id === '001_ledger')!;
     const functions = migrations.find((m) => m.repeatable)!;
     for (const part of ['CREATE TABLE accounts', 'CREATE TABLE holds']) expect(ledger.sql).toContain(part);
     expect(functions.repeatable).toBe(true);
     for (const name of ['place_hold', 'close_hold', 'checkpoint_hold', 'expire_hold', 'expire_these', 'sweep_holds', 'expire_holds', 'ledger_write'])
       expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
+  });
+
+  it('the ledger functions carry a version, and their SQL is the one that version was released with', () => {
+    const functions = migrations.find((m) => m.repeatable)!;
+    expect(functions.version).toBe(LEDGER_FUNCTIONS_VERSION);
+    const sum = crypto.createHash('sha256').update(functions.sql).digest('hex');
+    expect({ version: LEDGER_FUNCTIONS_VERSION, checksum: sum }).toEqual({
+      version: LEDGER_FUNCTIONS_VERSION,
+      checksum: FUNCTIONS_CHECKSUMS[LEDGER_FUNCTIONS_VERSION],
+    });
   });
 
   it('002_usage_estimated adds the flag with a default, so records written before it read as reported usage', () => {

@@ -6,10 +6,15 @@ const SQL = path.join(__dirname, 'ledger', 'sql');
 /**
  * The ledger's tables, then its functions (place_hold, close_hold, checkpoint_hold, expire_holds; ledger_write for the embedded in-memory ledger), in ledger/sql/. The tables are
  * versioned: the ids are what `schema_migrations` records on every existing database, so never rename, reorder
- * or change an applied one; add a new one. The functions replace themselves at every start (CREATE OR REPLACE),
- * so a rule changed in their file reaches every database. (Databases from before this split recorded
- * 001_ledger with the functions inside it; replacing them is the same end state.)
+ * or change an applied one; add a new one. The functions are one repeatable migration with a version: the migrate
+ * command replaces them (CREATE OR REPLACE) when the database holds an older version, never a newer one, so a rule
+ * changed in their files reaches every database and an older binary never puts its rules back. Raise
+ * LEDGER_FUNCTIONS_VERSION with every change of those files (migrations.test.ts pins each version's checksum).
+ * (Databases from before this split recorded 001_ledger with the functions inside it; replacing them is the same
+ * end state.)
  */
+export const LEDGER_FUNCTIONS_VERSION = 1;
+
 export const migrations: Migration[] = [
   sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
   sqlFileMigration('002_usage_estimated', SQL, ['002_usage_estimated.sql']),
@@ -19,5 +24,6 @@ export const migrations: Migration[] = [
   sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
     repeatable: true,
+    version: LEDGER_FUNCTIONS_VERSION,
   }),
 ];

@@ -4,6 +4,8 @@ import { createBillingHttpClient } from '@gateway/billing-client';
 import { openBus } from '@gateway/bus';
 import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
+import { openFleetServiceDb } from '@gateway/db';
+import { migrations } from './migrations';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
@@ -23,7 +25,7 @@ runMain('catalogue', async () => {
     config,
     bus,
     logger,
-    databaseUrl: env.DATABASE_URL,
+    db: await openFleetServiceDb('catalogue', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR), logger }),
     dataDir: path.resolve(env.GATEWAY_DATA_DIR),
     shared,
     probes: {
@@ -34,22 +36,25 @@ runMain('catalogue', async () => {
     },
   });
   await catalogue.subscribe();
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), catalogue.service.router), env, {
-    service: 'catalogue',
-    logger,
-    metrics,
-    ready: async () => {
-      await catalogue.ping();
-      await bus.ping();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), catalogue.service.router),
+    env,
+    {
+      service: 'catalogue',
+      logger,
+      metrics,
+      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+      ready: async () => undefined,
+      dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
+      onDrained: async () => {
+        await bus.close();
+        await catalogue.close();
+        await redis?.close();
+        await shared?.close();
+        await billing.close();
+      },
     },
-    onDrained: async () => {
-      await bus.close();
-      await catalogue.close();
-      await redis?.close();
-      await shared?.close();
-      await billing.close();
-    },
-  });
+  );
   catalogue.startMonitor();
   return { stop: () => served.shutdown(), logger };
 });

@@ -2,7 +2,15 @@ import type { RequestHandler } from 'express';
 import type { BillingPort } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
-import { INTERNAL, createServiceApp, singleMiddlewareListener, type AppListener, type Logger, type Metrics } from '@gateway/service-kit';
+import {
+  INTERNAL,
+  createServiceApp,
+  singleMiddlewareListener,
+  trustProxySetting,
+  type AppListener,
+  type Logger,
+  type Metrics,
+} from '@gateway/service-kit';
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
@@ -36,7 +44,7 @@ export interface EdgeDeps {
 export function createEdge(deps: EdgeDeps): { listener: AppListener; keys: KeyCache } {
   const app = createServiceApp();
   app.set('query parser', 'simple');
-  if (deps.trustProxy) app.set('trust proxy', deps.trustProxy);
+  if (deps.trustProxy) app.set('trust proxy', trustProxySetting(deps.trustProxy));
   const keys = new KeyCache(deps.billing, deps.keyCacheTtlMs);
   const auth = authenticate(keys, deps.meter, deps.internalToken);
   const route = (name: ServiceName): RequestHandler => deps.services[name];

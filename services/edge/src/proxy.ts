@@ -1,8 +1,10 @@
 import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from 'http-proxy-middleware';
+import type { GatewayEnv } from '@gateway/config';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { INTERNAL, onClientGone } from '@gateway/service-kit';
+import { serviceEntry, type ServiceName } from '@gateway/topology';
 
 /**
  * Forwards to a fleet service with http-proxy-middleware. Bodies are never parsed at the edge, and
@@ -52,4 +54,14 @@ export function proxyTo(target: string): RequestHandler {
       },
     },
   }) as RequestHandler;
+}
+
+/** Whether the deployment runs this service: its URL variable is set. */
+export function deployed(env: GatewayEnv, name: ServiceName): boolean {
+  return typeof (env as Record<string, unknown>)[serviceEntry(name).urlEnv] === 'string';
+}
+
+/** The routes of a service this deployment leaves out: 404, as for any path the gateway does not serve. */
+export function notDeployed(name: ServiceName): RequestHandler {
+  return (_req, _res, next) => next(new GatewayError('not_found', `This gateway does not run the ${name} service`));
 }

@@ -160,11 +160,14 @@ export async function startEmbedded(
     headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
     maxConnections: env.HTTP_MAX_CONNECTIONS,
+    drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
     public: { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS },
     logger,
     metrics,
     ready: async () => {
+      // One process on its own storage: every check here is this pod's own.
       await billing.ready();
+      await billing.ping();
       await media.ping();
       await jobs.ping();
     },

@@ -4,6 +4,8 @@ import { createBillingHttpClient } from '@gateway/billing-client';
 import { serviceUrl } from '@gateway/config';
 import { runSpendingService } from '@gateway/spend';
 import { httpMediaFiles } from './media/http';
+import { openFleetServiceDb } from '@gateway/db';
+import { migrations } from './migrations';
 import { openJobs } from './open';
 
 /** Fleet entry: the job routes, the worker, the outbox relay and the webhook dispatcher as one process. */
@@ -15,7 +17,11 @@ runSpendingService('jobs', async (spend, env, config) => {
     spend,
     { accounts, media },
     {
-      databaseUrl: env.DATABASE_URL,
+      db: await openFleetServiceDb('jobs', migrations, {
+        databaseUrl: env.DATABASE_URL,
+        dataDir: path.resolve(env.GATEWAY_DATA_DIR),
+        logger: spend.logger,
+      }),
       dataDir: path.resolve(env.GATEWAY_DATA_DIR),
       publicUrl: env.GATEWAY_PUBLIC_URL,
     },
@@ -23,7 +29,7 @@ runSpendingService('jobs', async (spend, env, config) => {
   await jobs.service.start();
   return {
     router: jobs.service.router,
-    ready: jobs.ping,
+    ping: jobs.ping,
     async close() {
       await jobs.close();
       await accounts.close();

@@ -2,7 +2,7 @@ import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadFleetConfig, readFleetEnv } from '@gateway/config';
-import { openServiceDb } from '@gateway/db';
+import { openFleetServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { createRedisMeter, createMemoryMeter } from '@gateway/ratelimit';
 import { createMcpService, mcpLimitsOf, migrations } from './index';
@@ -14,7 +14,7 @@ runMain('mcp', async () => {
   const edgeUrl = env.EDGE_URL.replace(/\/$/, '');
   const config = loadFleetConfig(env, 'mcp service');
   const logger = createLogger('mcp', env.LOG_LEVEL);
-  const db = await openServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR) });
+  const db = await openFleetServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR), logger });
   const metrics = createMetrics();
   const bus = openBus({ kind: env.BUS, redisUrl: env.REDIS_URL, kafkaBrokers: env.KAFKA_BROKERS, prefix: env.GATEWAY_BUS_PREFIX, metrics });
   // The edge's meter (same Redis, same prefix): each message of a batch past the first counts where the edge counts.
@@ -26,22 +26,25 @@ runMain('mcp', async () => {
   );
   await mcp.start();
 
-  const served = await serveFleetProcess(serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN), mcp.router), env, {
-    service: 'mcp',
-    extra: { edgeUrl },
-    logger,
-    metrics,
-    ready: async () => {
-      await db.ping();
-      await bus.ping();
+  const served = await serveFleetProcess(
+    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), mcp.router),
+    env,
+    {
+      service: 'mcp',
+      extra: { edgeUrl },
+      logger,
+      metrics,
+      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+      ready: async () => undefined,
+      dependencies: { database: () => db.ping(), bus: () => bus.ping() },
+      onDrained: async () => {
+        await mcp.stop();
+        await meter.close();
+        await bus.close();
+        await db.close();
+      },
     },
-    onDrained: async () => {
-      await mcp.stop();
-      await meter.close();
-      await bus.close();
-      await db.close();
-    },
-  });
+  );
   return {
     stop: () => {
       mcp.endStreams();

@@ -1,6 +1,5 @@
-import type { ModelRegistry, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import type { ModelRegistry, ProviderConfig, ResolvedEndpoint } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
-import { charge } from '@gateway/money';
 import { refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 
 /** What the audio routes need beyond the money flow: the capability they call, by provider kind. */
@@ -27,11 +26,6 @@ export function refuseUnpricedAudio(registry: ModelRegistry, slug: string, rate:
       `Model ${slug} has no pricing.${rate}; ${route} bills per ${UNIT[rate]}, so it serves only models priced that way`,
     );
   }
-}
-
-/** `quantity` units at the model's rate on `rate`, in nano-USD: the hold and the charge alike. */
-export function audioCharge(model: ResolvedModel, rate: AudioRate, quantity: number): bigint {
-  return charge([[quantity, model.rates[rate]]]);
 }
 
 /** The endpoint's protocol; a provider kind without the capability fails over like any broken endpoint. */

@@ -1,4 +1,5 @@
 import type { ResolvedModel } from '@gateway/config';
+import { outputCap } from '@gateway/pricing';
 import { z } from 'zod';
 
 /**
@@ -14,9 +15,6 @@ export const outputLimitFields = {
 
 const LIMIT_FIELDS = Object.keys(outputLimitFields) as Array<keyof typeof outputLimitFields>;
 
-/** Only for a model without max_output_tokens, which the config schema refuses for text models. */
-const FALLBACK_MODEL_CAP = 4096;
-
 /** The tightest output limit a chat-shaped body asks for, or undefined when it asks for none. */
 export function requestedCap(body: Record<string, unknown>): number | undefined {
   let cap: number | undefined;
@@ -25,12 +23,6 @@ export function requestedCap(body: Record<string, unknown>): number | undefined 
     if (typeof v === 'number') cap = cap === undefined ? v : Math.min(cap, v);
   }
   return cap;
-}
-
-/** The most `model` may write per choice: what the client asked for, never above the model's own limit. */
-export function outputCap(model: ResolvedModel, requested: number | undefined): number {
-  const modelCap = model.config.max_output_tokens ?? FALLBACK_MODEL_CAP;
-  return requested === undefined ? modelCap : Math.min(requested, modelCap);
 }
 
 /**

@@ -358,6 +358,8 @@ export interface FaultFleet {
   account(credits: number | string): Promise<{ accountId: string; key: string; keyId: string }>;
   /** SIGKILL one process and wait until it is gone. */
   kill(name: string): Promise<void>;
+  /** What one process has logged so far (at the fleet's LOG_LEVEL, warn unless `env` says otherwise). */
+  log(name: string): string;
   stop(): Promise<void>;
 }
 
@@ -406,6 +408,7 @@ export async function startFaultFleet(
     ledger: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
     admin,
     account: (credits) => openAccount(admin, credits, { label: 'faults' }),
+    log: (name) => fs.readFileSync(path.join(dir, `${name}.log`), 'utf8'),
     async kill(name) {
       const p = started.processes[name];
       if (p.exitCode !== null || p.signalCode !== null) return;

@@ -1,5 +1,6 @@
 import { UpstreamError } from '../upstream-error';
-import { DEFAULT_MAX_TOKENS, toMessagesRequest } from './request';
+import { DEFAULT_OUTPUT_CAP } from '@gateway/pricing';
+import { toMessagesRequest } from './request';
 
 describe('chat body → message-API request', () => {
   it('lifts system turns into `system`, keeps plain turns as strings and sets the upstream model', () => {
@@ -25,7 +26,7 @@ describe('chat body → message-API request', () => {
   });
 
   it('fills the required max_tokens and accepts max_completion_tokens', () => {
-    expect(toMessagesRequest({ messages: [{ role: 'user', content: 'x' }] }, 'm').max_tokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(toMessagesRequest({ messages: [{ role: 'user', content: 'x' }] }, 'm').max_tokens).toBe(DEFAULT_OUTPUT_CAP);
     expect(toMessagesRequest({ messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 7 }, 'm').max_tokens).toBe(7);
   });
 

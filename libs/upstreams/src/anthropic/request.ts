@@ -1,12 +1,12 @@
+import { DEFAULT_OUTPUT_CAP } from '@gateway/pricing';
 import { UpstreamError } from '../upstream-error';
 import type { Block, MessagesRequest, ToolChoice, Turn } from './wire';
 
 /**
  * The message API insists on max_tokens; a chat call may leave it out. Then the model's max_output_tokens is sent
- * (it is what the hold reserved), and only without one this default. A limit the call gives never goes past the
- * model's: the hold covers no more.
+ * (it is what the hold reserved), and only without one the default the hold was sized from (DEFAULT_OUTPUT_CAP).
+ * A limit the call gives never goes past the model's: the hold covers no more.
  */
-export const DEFAULT_MAX_TOKENS = 4096;
 
 interface ChatToolCall {
   id?: string;
@@ -121,7 +121,7 @@ export function toMessagesRequest(body: Record<string, unknown>, upstreamModel: 
     : undefined;
   const toolChoice = tools?.length ? toolChoiceOf(body.tool_choice, body.parallel_tool_calls) : undefined;
   const limits = [body.max_tokens, body.max_completion_tokens, maxOutputTokens].filter((v): v is number => typeof v === 'number');
-  const maxTokens = limits.length ? Math.min(...limits) : DEFAULT_MAX_TOKENS;
+  const maxTokens = limits.length ? Math.min(...limits) : DEFAULT_OUTPUT_CAP;
   return {
     model: upstreamModel,
     messages: turnsOf(messages),

@@ -66,7 +66,7 @@ describe('internal API: server and client on one contract', () => {
         paths.push(req.path);
         next();
       })
-      .use(internalRouter(port, 'a-token-of-sixteen-chars', (err) => unexpected.push(err)))
+      .use(internalRouter(port, 'a-token-of-sixteen-chars', undefined, (err) => unexpected.push(err)))
       .use(errorHandler(() => ''));
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -217,7 +217,7 @@ describe('internal API: a batched hold in its own request trace', () => {
         paths.push(req.path);
         next();
       })
-      .use(internalRouter(port, 'a-token-of-sixteen-chars'))
+      .use(internalRouter(port, 'a-token-of-sixteen-chars', undefined))
       .use(errorHandler(() => ''));
     const server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

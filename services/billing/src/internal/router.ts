@@ -11,11 +11,12 @@ import { inTraceOf } from './hold-trace';
 export function internalRouter(
   port: BillingPort & JobSettingsPort & ReplayPort,
   internalToken: string | undefined,
+  acceptedInternalToken: string | undefined,
   /** Told of a batched hold that failed with anything but a refusal (a single one reaches the app's error handler). */
   onUnexpected: (err: unknown) => void = () => {},
 ): Router {
   const r = Router();
-  r.use(requireInternalToken(internalToken));
+  r.use(requireInternalToken(internalToken, acceptedInternalToken));
   // Room for MAX_HOLDS_PER_BATCH holds of the single route's 16 KB each (real ones are about 300 bytes): holds that
   // would each be taken alone are never refused for having travelled together.
   r.post(internalApi.INTERNAL_PATHS.holdsBatch, jsonBody('5mb'), async (req, res) => {

@@ -2,13 +2,13 @@ import type { Request, Response, Router } from 'express';
 import type { JobSettingsPort } from '@gateway/billing-client';
 import type { Db, Queryable } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
+import { heldSeconds, videoWorstCase } from '@gateway/pricing';
 import { contextOf, newRequestId, validate } from '@gateway/service-kit';
 import { PaidCall, holdRecordToJSON, refuseOtherCategory, requestFingerprint, type SpendDeps } from '@gateway/spend';
 import { submitView } from '../read/views';
 import type { JobRow } from '../store/job-row';
 import { countInFlight, findByIdempotencyKey, insertJob, lockAccount, queuePosition, typicalJobSeconds } from '../store/jobs';
 import { enqueueJobState } from '../store/outbox';
-import { heldSeconds, jobWorstCase } from './pricing';
 import { type SubmitBody, submitBody, submitQuery, upstreamInput } from './schema';
 
 export interface SubmitDeps extends SpendDeps {
@@ -81,7 +81,7 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
       category: 'video',
       slugs: [slug],
       streamed: false,
-      worstCase: (m) => jobWorstCase(m, body.n, body.duration),
+      worstCase: (m) => videoWorstCase(m, body.n, body.duration),
     });
     try {
       const inserted = await insertJob(tx, {

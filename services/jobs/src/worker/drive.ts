@@ -1,11 +1,11 @@
 import type { ProviderConfig, ResolvedEndpoint } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
+import { millisToSeconds, secondsToMillis, videoCharge } from '@gateway/pricing';
 import { PaidCall, holdRecordFromJSON, type SpendDeps } from '@gateway/spend';
 import { type QueueProtocol, type QueueTicket, classify } from '@gateway/upstreams';
 import type { MediaFilesPort } from '../media/port';
 import type { JobRow } from '../store/job-row';
 import { releaseLease } from '../store/jobs';
-import { millisToSeconds, secondsToMillis, videoCharge } from '../submit/pricing';
 import { endJob, markRunning, type TransitionDeps } from '../transitions';
 import { collectMedia } from './collect-media';
 

@@ -2,6 +2,7 @@ import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/test
 import { createSimulatedQueue } from '@gateway/upstreams';
 import { type SpendFixture, spendFixture, testContext } from '@gateway/spend/src/testing';
 import { PaidCall, holdRecordToJSON } from '@gateway/spend';
+import { videoWorstCase } from '@gateway/pricing';
 import { newRequestId } from '@gateway/service-kit';
 import { waitFor } from '@gateway/testing';
 import type { MediaFilesPort } from '../media/port';
@@ -9,7 +10,6 @@ import { migrations } from '../migrations';
 import type { JobRow } from '../store/job-row';
 import { findJobById, insertJob, nextClaimIn } from '../store/jobs';
 import { createRelay } from '../store/relay';
-import { jobWorstCase } from '../submit/pricing';
 import { createWorker } from './worker';
 
 describeOnEngines('jobs worker', (engine) => {
@@ -65,7 +65,7 @@ describeOnEngines('jobs worker', (engine) => {
       category: 'video',
       slugs: [model],
       streamed: false,
-      worstCase: (m) => jobWorstCase(m, 1, input.duration as number),
+      worstCase: (m) => videoWorstCase(m, 1, input.duration as number),
     });
     return insertJob(t.db, {
       id: newRequestId('job'),

@@ -1,11 +1,17 @@
 import type { ResolvedModel } from '@gateway/config';
-import { charge, formatUsd } from '@gateway/money';
+import { formatUsd } from '@gateway/money';
+import {
+  characterCount,
+  imageCharge,
+  imageWorstCase,
+  outputCap,
+  promptText,
+  resolveShape,
+  speechCharge,
+  textCharge,
+  textWorstCase,
+} from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';
-import { imageRate, imageWorstCase } from '@gateway/media/src/images/pricing';
-import { resolveShape } from '@gateway/media/src/images/shape';
-import { characterCount } from '@gateway/media/src/speech/schema';
-import { promptText, textWorstCase } from '@gateway/text/src/text-pricing';
-import { outputCap } from '@gateway/text/src/output-cap';
 import { z } from 'zod';
 import { toolResult } from './result';
 import { modelSlug } from './shapes';
@@ -34,8 +40,8 @@ interface Quote {
 }
 
 /**
- * The hold with the very functions the spending routes size theirs with (text-pricing, images/pricing), so the
- * quote is the amount a call of the same shape reserves, never an approximation of it.
+ * The hold with the very functions the spending routes size theirs with (@gateway/pricing), so the quote is the
+ * amount a call of the same shape reserves, never an approximation of it.
  */
 async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | string> {
   switch (m.config.category) {
@@ -46,11 +52,7 @@ async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | strin
       const prompt = await countTokens(text);
       return {
         hold: textWorstCase(m, text, args.messages.length, args.max_tokens),
-        expected: charge([
-          [prompt, m.rates.prompt],
-          [output, m.rates.completion],
-          [1, m.rates.request],
-        ]),
+        expected: textCharge(m, prompt, output),
         basis: `hold: every prompt byte a token plus ${output} output tokens; expected: ${prompt} prompt tokens (counted) × prompt rate + ${output} × completion rate`,
       };
     }
@@ -59,14 +61,14 @@ async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | strin
       const { resolution } = resolveShape(args);
       return {
         hold: imageWorstCase(m, n, resolution),
-        expected: charge([[n, imageRate(m, resolution)]]),
+        expected: imageCharge(m, n, resolution),
         basis: `${n} image(s) at the rate of ${resolution ?? 'the dearest resolution the model lists (none asked for)'}`,
       };
     }
     case 'audio': {
       if (args.input === undefined || m.config.pricing.character === undefined)
         return 'quotes cover speech (an audio model priced per character, with `input`)';
-      const exact = charge([[characterCount(args.input), m.rates.character]]);
+      const exact = speechCharge(m, args.input);
       return { hold: exact, expected: exact, basis: `${characterCount(args.input)} characters × the character rate (hold and charge alike)` };
     }
     default:

@@ -1,12 +1,12 @@
 import type { Router } from 'express';
 import type { ProviderConfig } from '@gateway/config';
+import { imageCharge, imageWorstCase, resolveShape } from '@gateway/pricing';
 import { clientGone, contextOf, validate } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { ImageProtocol } from '@gateway/upstreams';
 import { keepImages, type KeepDeps } from './keep';
-import { imageCharge, imageWorstCase } from './pricing';
 import { imagesBody } from './schema';
-import { resolveShape, upstreamShape } from './shape';
+import { upstreamShape } from './shape';
 
 export interface ImagesDeps extends SpendDeps, KeepDeps {
   /** GATEWAY_PUBLIC_URL, without a trailing slash. */

@@ -1,7 +1,7 @@
-import { formatUsd } from '@gateway/money';
+import { charge as chargeOf, formatUsd } from '@gateway/money';
 import { spendFixture, testContext, type SpendFixture } from '@gateway/spend/src/testing';
 import { type SpeechProtocol, type SpeechRequest, UpstreamError } from '@gateway/upstreams';
-import { type AudioDeps, audioCharge } from '../audio-models';
+import type { AudioDeps } from '../audio-models';
 import type { AudioClient } from './audio-client';
 import { runSpeech } from './run-speech';
 
@@ -65,7 +65,7 @@ describe('speech flow', () => {
     fx = await spendFixture([{ id: 'acme/tts', category: 'audio', character: '0.000015', endpoints }]);
     const upstream = fakeSpeech(voices);
     const deps: AudioDeps<SpeechProtocol> = { ...fx.deps, protocolOf: () => upstream.protocol };
-    const charge = (input: string) => audioCharge(fx.deps.registry.get('acme/tts')!, 'character', [...input].length);
+    const charge = (input: string) => chargeOf([[[...input].length, fx.deps.registry.get('acme/tts')!.rates.character]]);
     return { deps, upstream, charge };
   }
 

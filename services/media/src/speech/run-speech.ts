@@ -1,10 +1,10 @@
 import { formatUsd } from '@gateway/money';
+import { speechCharge } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type Usage } from '@gateway/spend';
 import { UpstreamError, type SpeechProtocol, type SpeechRequest } from '@gateway/upstreams';
-import { type AudioDeps, audioCharge, protocolAt } from '../audio-models';
+import { type AudioDeps, protocolAt } from '../audio-models';
 import type { AudioClient } from './audio-client';
-import { characterCount } from './schema';
 
 export interface SpeechCall {
   slug: string;
@@ -23,13 +23,12 @@ export interface SpeechCall {
  *   whole input by then, and the input is all that is billed (as a text stream's prompt is, whenever it breaks).
  */
 export async function runSpeech(ctx: RequestContext, deps: AudioDeps<SpeechProtocol>, call: SpeechCall, client: AudioClient): Promise<void> {
-  const characters = characterCount(call.request.input);
   const paid = await PaidCall.begin(deps, {
     ctx,
     category: 'audio',
     slugs: [call.slug],
     streamed: true,
-    worstCase: (m) => audioCharge(m, 'character', characters),
+    worstCase: (m) => speechCharge(m, call.request.input),
   });
   const { result, model } = await guarded(paid, () =>
     paid.call(async (_m, ep) => {
@@ -41,7 +40,7 @@ export async function runSpeech(ctx: RequestContext, deps: AudioDeps<SpeechProto
       return { contentType: audio.contentType, iterator, first: first.value };
     }, client.signal),
   );
-  const chargeNano = audioCharge(model, 'character', characters);
+  const chargeNano = speechCharge(model, call.request.input);
   const usage: Usage = { chargeNano, tokensPrompt: 0, tokensCompletion: 0, finishReason: null };
   paid.markFirstByte();
   try {

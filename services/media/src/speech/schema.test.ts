@@ -1,4 +1,5 @@
-import { characterCount, MAX_INPUT_CHARACTERS, speechBody } from './schema';
+import { characterCount } from '@gateway/pricing';
+import { MAX_INPUT_CHARACTERS, speechBody } from './schema';
 
 describe('speech body', () => {
   const ok = { model: 'acme/tts', input: 'Hello' };

@@ -1,17 +1,11 @@
+import { characterCount } from '@gateway/pricing';
 import { z } from 'zod';
 
-/** The contract's bound on `input`, which is also what a request is billed on. */
-export const MAX_INPUT_CHARACTERS = 4096;
-
 /**
- * Characters are Unicode code points: what a reader counts, so an emoji is one character, not the two UTF-16
- * units JavaScript's `length` sees. The bound and the bill count the same way.
+ * The contract's bound on `input`, which is also what a request is billed on: counted in characters as the bill
+ * counts them (characterCount, Unicode code points).
  */
-export function characterCount(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
+export const MAX_INPUT_CHARACTERS = 4096;
 
 const input = z
   .string()

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { wavHeader } from '@gateway/upstreams/testing';
-import { billedSeconds, measureSeconds } from './duration';
+import { measureSeconds } from './duration';
 import type { AudioFormat } from './schema';
 
 /** `seconds` of 16-bit PCM silence as a WAV file, its header as the simulated upstream writes it. */
@@ -59,18 +59,5 @@ describe('measuring uploaded audio', () => {
 
   it('answers 400 invalid_request', async () => {
     await expect(measureSeconds(Buffer.alloc(0), 'flac')).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
-  });
-});
-
-describe('billed seconds', () => {
-  it.each([
-    [0.2, 1],
-    [1, 1],
-    [1.0001, 2],
-    [1.656, 2],
-    [3.0000000000000004, 3],
-    [59.5, 60],
-  ])('bills %s s as %i: per started second', (seconds, billed) => {
-    expect(billedSeconds(seconds)).toBe(billed);
   });
 });

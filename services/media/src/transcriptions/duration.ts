@@ -54,11 +54,3 @@ export async function measureSeconds(audio: Buffer, format: AudioFormat): Promis
   }
   return seconds;
 }
-
-/**
- * Seconds billed for a duration: per started second, so 1.2 s bills 2. The tolerance keeps float noise in a
- * figure (3.0000000000000004) from billing a second nobody heard.
- */
-export function billedSeconds(seconds: number): number {
-  return Math.max(1, Math.ceil(seconds - 1e-6));
-}

@@ -1,8 +1,8 @@
+import { transcriptionCharge } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded } from '@gateway/spend';
 import type { TranscriptionProtocol, TranscriptionRequest, TranscriptionResult } from '@gateway/upstreams';
-import { type AudioDeps, audioCharge, protocolAt } from '../audio-models';
-import { billedSeconds } from './duration';
+import { type AudioDeps, protocolAt } from '../audio-models';
 
 export interface TranscriptionCall {
   slug: string;
@@ -27,13 +27,12 @@ export async function runTranscription(
   deps: AudioDeps<TranscriptionProtocol>,
   call: TranscriptionCall,
 ): Promise<TranscriptionOutcome> {
-  const held = billedSeconds(call.measuredSeconds);
   const paid = await PaidCall.begin(deps, {
     ctx,
     category: 'audio',
     slugs: [call.slug],
     streamed: false,
-    worstCase: (m) => audioCharge(m, 'second', held),
+    worstCase: (m) => transcriptionCharge(m, call.measuredSeconds),
   });
   return guarded(paid, async () => {
     const { result, model } = await paid.call((_m, ep) =>
@@ -42,7 +41,7 @@ export async function runTranscription(
     // 0 s for a recording that measured longer means "not counted", not "free".
     const reported = result.durationSeconds !== undefined && result.durationSeconds > 0 ? result.durationSeconds : undefined;
     const cost = await paid.settle({
-      chargeNano: audioCharge(model, 'second', billedSeconds(reported ?? call.measuredSeconds)),
+      chargeNano: transcriptionCharge(model, reported ?? call.measuredSeconds),
       tokensPrompt: 0,
       tokensCompletion: 0,
       finishReason: null,

@@ -3,9 +3,9 @@ import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jso
 import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
 import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
 import { fakeTextProtocol } from '@gateway/upstreams/testing';
+import { promptText } from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';
 import { mountChatCompletions } from '../chat-completions/handler';
-import { promptText } from '../text-pricing';
 
 /**
  * A stopping process cuts the streams still open at its drain deadline. Each cut stream is charged what it
@@ -67,8 +67,8 @@ describe('a stream still open when the drain runs out', () => {
     while (!seen.includes('Hello')) seen += new TextDecoder().decode((await reader.read()).value);
     expect(openHolds.size).toBe(1);
 
-    // 1.2 s of grace, the last second kept for the holds: the stream is cut after 0.2 s.
-    await served.shutdown(1_200);
+    // 3.2 s of grace, the last second kept for the holds and the 2 s before it for closing the bus: cut after 0.2 s.
+    await served.shutdown(3_200);
     await expect(reader.read()).rejects.toThrow();
 
     expect(closesWhenTheBusClosed).toMatchObject([

@@ -2,8 +2,8 @@ import type { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
 import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/src/testing';
 import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
+import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { UpstreamError, countTokens } from '@gateway/upstreams';
-import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
 import type { StreamClient } from './stream-client';
 

@@ -3,8 +3,8 @@ import type { ProviderConfig, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
+import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
-import { promptText, textCharge, textWorstCase } from '../text-pricing';
 import { requestedCap, withOutputCap } from '../output-cap';
 import { generatedText } from './generated-text';
 import { withSseClient, type StreamClient } from './stream-client';
@@ -19,7 +19,7 @@ export interface ChatCall {
   slugs: string[];
   /**
    * Sent upstream as is, but for its output limit: the hold and the upstream both take it from the body's limit
-   * fields, capped by the model (output-cap.ts). The protocol module sets the upstream model.
+   * fields, capped by the model (output-cap.ts, outputCap in @gateway/pricing). The protocol module sets the upstream model.
    */
   body: Record<string, unknown> & { messages: Array<{ role: string; content?: unknown }> };
   stream: boolean;

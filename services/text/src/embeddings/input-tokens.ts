@@ -1,11 +1,4 @@
-import { countTokens, maxTokensOf } from '@gateway/upstreams';
-
-/** The hold's bound: a byte-level tokenizer needs at least one byte per token; a token array is its own count. */
-export function maxInputTokens(inputs: string[] | number[][]): number {
-  let n = 0;
-  for (const input of inputs) n += typeof input === 'string' ? maxTokensOf(input) : input.length;
-  return n;
-}
+import { countTokens } from '@gateway/upstreams';
 
 /**
  * When the upstream reports no usage: strings counted with the o200k_base tokenizer (in its worker thread, see

@@ -1,6 +1,7 @@
+import { maxInputTokens } from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';
 import { validate } from '@gateway/service-kit';
-import { countedInputTokens, maxInputTokens } from './input-tokens';
+import { countedInputTokens } from './input-tokens';
 import { embeddingsBody, inputsOf, MAX_INPUTS } from './schema';
 
 const parse = (body: unknown) => validate(embeddingsBody, { model: 'm', ...(body as object) });
@@ -34,7 +35,7 @@ describe('embeddings input', () => {
     expect(parse({ input: 'x' }).encoding_format).toBe('float');
   });
 
-  it('bounds strings by bytes and token arrays by length, and the count never exceeds the bound', async () => {
+  it('counts no more than the hold bounds (strings by bytes, token arrays by length)', async () => {
     const inputs = ['héllo wörld', 'the quick brown fox jumps over the lazy dog', '日本語のテキスト'];
     expect(maxInputTokens(inputs)).toBe(inputs.reduce((n, s) => n + Buffer.byteLength(s), 0));
     const each = await Promise.all(inputs.map(countTokens));

@@ -1,8 +1,8 @@
 import type { ModelConfig, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import { inputCharge, inputWorstCase, type InputTexts } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { CallOptions } from '@gateway/upstreams';
-import { inputCharge } from '../text-pricing';
 
 export interface InputBilledDeps<P> extends SpendDeps {
   /** The capability this route needs, by provider kind; undefined where the kind lacks it. */
@@ -14,8 +14,8 @@ export interface InputBilledCall<P, T> {
   slug: string;
   /** For messages: `/v1/embeddings`. */
   route: string;
-  /** An upper bound of the input's tokens from bytes and lengths, so the hold needs no tokenizer. */
-  maxInputTokens: number;
+  /** What the upstream reads as input: the hold bounds its tokens from bytes and lengths, with no tokenizer. */
+  inputs: InputTexts;
   /**
    * One attempt on one endpoint, including whatever checks the answer: a throw here fails over and charges nothing,
    * so nothing that could throw after the settle is left for later.
@@ -49,7 +49,7 @@ export async function runInputBilled<P, T>(
     category: call.category,
     slugs: [call.slug],
     streamed: false,
-    worstCase: (m) => inputCharge(m, call.maxInputTokens),
+    worstCase: (m) => inputWorstCase(m, call.inputs),
   });
   return guarded(paid, async () => {
     const { result, model } = await paid.call(async (_m, ep) => {

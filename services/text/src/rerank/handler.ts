@@ -1,5 +1,5 @@
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
-import { countTokensOfAll, maxTokensOf, type RerankProtocol } from '@gateway/upstreams';
+import { countTokensOfAll, type RerankProtocol } from '@gateway/upstreams';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { ranked } from './ranking';
 import { documentTexts, rerankBody } from './schema';
@@ -16,7 +16,7 @@ export function mountRerank(r: PostRoutes, deps: InputBilledDeps<RerankProtocol>
       slug: body.model,
       route: '/v1/rerank',
       // The query counts once, not once per document: that is what the caller sent.
-      maxInputTokens: documents.reduce((n, d) => n + maxTokensOf(d), maxTokensOf(body.query)),
+      inputs: [body.query, ...documents],
       attempt: async (p, ep, opts) => {
         const answer = await p.rerank(ep, { query: body.query, documents, top_n: topN }, opts);
         return { ...answer, results: ranked(answer.results, documents.length, topN) };

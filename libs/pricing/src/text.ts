@@ -1,7 +1,7 @@
 import type { ResolvedModel } from '@gateway/config';
 import { charge } from '@gateway/money';
-import { maxTokensOf } from '@gateway/upstreams';
 import { outputCap } from './output-cap';
+import { maxTokensOf } from './token-bound';
 
 /**
  * Everything the upstream reads as prompt: each message's content and earlier tool calls, and the tool
@@ -18,11 +18,11 @@ export function promptText(body: { messages: Array<{ content?: unknown; tool_cal
 }
 
 /** Per message, chat formats add a few framing tokens; 8 bounds every tokenizer we price against. */
-const FRAMING_TOKENS_PER_MESSAGE = 8;
+export const FRAMING_TOKENS_PER_MESSAGE = 8;
 
 /**
  * Worst case: every prompt byte a token, plus the most the model may write in each choice (the cap the upstream is
- * sent, see output-cap.ts), plus the flat request price.
+ * sent, see outputCap), plus the flat request price.
  */
 export function textWorstCase(model: ResolvedModel, prompt: string, messageCount: number, requested: number | undefined, choices = 1): bigint {
   const output = outputCap(model, requested) * choices;
@@ -30,15 +30,11 @@ export function textWorstCase(model: ResolvedModel, prompt: string, messageCount
   return textCharge(model, input, output);
 }
 
+/** The charge: prompt and completion tokens at their rates, plus the flat request price. */
 export function textCharge(model: ResolvedModel, promptTokens: number, completionTokens: number): bigint {
   return charge([
     [promptTokens, model.rates.prompt],
     [completionTokens, model.rates.completion],
     [1, model.rates.request],
   ]);
-}
-
-/** Embeddings and rerank bill their input only (MONEY.md): tokens × prompt price, for the hold and the charge alike. */
-export function inputCharge(model: ResolvedModel, inputTokens: number): bigint {
-  return charge([[inputTokens, model.rates.prompt]]);
 }

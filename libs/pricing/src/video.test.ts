@@ -1,5 +1,5 @@
 import { buildRegistry, parseConfig } from '@gateway/config';
-import { heldSeconds, jobWorstCase, millisToSeconds, secondsToMillis, videoCharge } from './pricing';
+import { heldSeconds, millisToSeconds, secondsToMillis, videoCharge, videoWorstCase } from './video';
 
 const config = {
   providers: [{ id: 'sim', kind: 'simulated' }],
@@ -29,13 +29,13 @@ describe('video pricing: exact integers, never floats', () => {
   };
 
   it('the hold is duration × n at the second rate', () => {
-    expect(jobWorstCase(model('t/video'), 3, 5)).toBe(750_000_000n); // 5 s × 3 × 0.05 = 0.75 USD
+    expect(videoWorstCase(model('t/video'), 3, 5)).toBe(750_000_000n); // 5 s × 3 × 0.05 = 0.75 USD
   });
 
   it('without a duration the hold uses the model default, else ten seconds', () => {
     expect(heldSeconds(model('t/video-flat'), undefined)).toBe(4);
     expect(heldSeconds(model('t/video'), undefined)).toBe(10);
-    expect(jobWorstCase(model('t/video'), 1, undefined)).toBe(500_000_000n);
+    expect(videoWorstCase(model('t/video'), 1, undefined)).toBe(500_000_000n);
   });
 
   it('fractional seconds bill to the millisecond, and a sub-nano rate rounds once, half up', () => {

@@ -1,5 +1,5 @@
 import { buildRegistry, parseConfig, type ResolvedModel } from '@gateway/config';
-import { imageCharge, imageRate, imageWorstCase } from './pricing';
+import { imageCharge, imageRate, imageWorstCase } from './image';
 
 /** An image model through the real config schema, priced as `pricing` says. */
 function model(pricing: Record<string, unknown>): ResolvedModel {

@@ -1,0 +1,101 @@
+/**
+ * How the containers start and stop (issue 34, defects 2, 3 and 10), held to one definition: libs/topology's
+ * commands, which `pnpm fleet` runs and test-e2e/reliability/container-stop.e2e.ts stops under load. The chart's
+ * rendering is checked with Helm's engine elsewhere; its values and k8s/ are read here.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { EDGE, EMBEDDED_COMMAND, SERVICES, migrateCommand, serviceCommand } from '@gateway/topology';
+import { FLEET_MIGRATIONS } from '../../../services/gateway/src/fleet-migrations';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const read = (p: string) => fs.readFileSync(path.join(ROOT, p), 'utf8');
+const NAMES = [EDGE.name, ...SERVICES.map((s) => s.name)];
+
+type Doc = { kind: string; metadata: { name: string }; spec: any };
+const docsOf = (text: string): Doc[] =>
+  YAML.parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter(Boolean);
+
+describe('containers start as node, never under the tsx CLI', () => {
+  it.each(NAMES)('k8s/%s.yaml and the chart run the service command', (name) => {
+    const deployment = docsOf(read(`k8s/${name}.yaml`)).find((d) => d.kind === 'Deployment')!;
+    expect(deployment.spec.template.spec.containers[0].command).toEqual(serviceCommand(name));
+    const values = YAML.parse(read('deploy/helm/model-gateway/values.yaml'));
+    expect(values.services[name].command).toEqual(serviceCommand(name));
+  });
+
+  it("the image's default command is the embedded gateway's, and tsx (its loader) is a production dependency", () => {
+    const cmd = read('deploy/Dockerfile').match(/^CMD (\[.*\])$/m);
+    expect(cmd && JSON.parse(cmd[1])).toEqual(EMBEDDED_COMMAND);
+    const pkg = JSON.parse(read('package.json'));
+    expect({ prod: pkg.dependencies.tsx !== undefined, dev: pkg.devDependencies.tsx }).toEqual({ prod: true, dev: undefined });
+  });
+
+  it('no manifest, value or doc still starts a process with the tsx CLI', () => {
+    const files = ['deploy/Dockerfile', 'deploy/helm/model-gateway/values.yaml', 'docs/deploy.md', ...NAMES.map((n) => `k8s/${n}.yaml`)];
+    for (const file of files) expect({ file, cli: /node_modules\/\.bin\/tsx/.test(read(file)) }).toEqual({ file, cli: false });
+  });
+});
+
+describe('migrations run in a Job, once per service that keeps tables', () => {
+  it('the services with tables are those whose chart values say database: required', () => {
+    const values = YAML.parse(read('deploy/helm/model-gateway/values.yaml'));
+    const required = Object.entries(values.services as Record<string, { database?: string }>)
+      .filter(([, s]) => s.database === 'required')
+      .map(([n]) => n);
+    expect(required.sort()).toEqual(Object.keys(FLEET_MIGRATIONS).sort());
+  });
+
+  it('k8s/migrate-job.yaml runs the migrate command for each, with its own database URL', () => {
+    const kustomization = YAML.parse(read('k8s/kustomization.yaml'));
+    expect(kustomization.resources).toContain('migrate-job.yaml');
+    const job = docsOf(read('k8s/migrate-job.yaml')).find((d) => d.kind === 'Job')!;
+    const containers = job.spec.template.spec.containers as Array<{ name: string; command: string[]; env: any[] }>;
+    expect(containers.map((c) => c.name).sort()).toEqual(Object.keys(FLEET_MIGRATIONS).sort());
+    for (const c of containers) {
+      expect(c.command).toEqual(migrateCommand(c.name));
+      expect(c.env).toEqual([{ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'gateway-secrets', key: `${c.name}-database-url` } } }]);
+    }
+  });
+
+  it("the chart's hook Job template runs the same command", () => {
+    const template = read('deploy/helm/model-gateway/templates/migrate-job.yaml');
+    expect(template).toContain(`command: [${migrateCommand('').slice(0, -1).join(', ')}, {{ $name | quote }}]`);
+    expect(template).toMatch(/helm\.sh\/hook: \{\{ \$hooks \}\}/);
+    expect(template).toContain('{{- $hooks := "pre-install,pre-upgrade" }}');
+  });
+});
+
+describe('the drain fits the grace period', () => {
+  it.each(NAMES)('k8s/%s.yaml: DRAIN_TIMEOUT_MS is the grace period minus the preStop sleep', (name) => {
+    const pod = docsOf(read(`k8s/${name}.yaml`)).find((d) => d.kind === 'Deployment')!.spec.template.spec;
+    const container = pod.containers[0];
+    const sleep = container.lifecycle?.preStop?.exec?.command;
+    expect(sleep?.[0]).toBe('sleep');
+    const drain = container.env.find((v: { name: string }) => v.name === 'DRAIN_TIMEOUT_MS')?.value;
+    expect(Number(drain)).toBe((pod.terminationGracePeriodSeconds - Number(sleep[1])) * 1000);
+  });
+});
+
+describe('the image', () => {
+  it("the build context leaves out installed packages and a developer's local data", () => {
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
+    for (const p of ['node_modules', '**/node_modules', '.gateway-data', '.gateway-fleet-data', '.git', '.env', 'test-e2e'])
+      expect(ignored).toContain(p);
+    // And the Dockerfile drops them again, for a build run without that file.
+    expect(read('deploy/Dockerfile')).toMatch(/rm -rf [^\n]*\.gateway-fleet-data/);
+  });
+
+  it('installs production dependencies only', () => {
+    const dockerfile = read('deploy/Dockerfile');
+    expect(dockerfile).toMatch(/pnpm fetch --prod /);
+    expect(dockerfile).toMatch(/pnpm install [^\n]*--prod /);
+    expect(dockerfile).not.toMatch(/--prod=false/);
+  });
+});
