@@ -25,6 +25,12 @@ export interface BrokerOptions {
   heap?: string;
   /** How long to wait for the broker to accept connections (the first start formats storage and warms the JVM). */
   startTimeoutMs?: number;
+  /**
+   * A second listener, SASL_PLAINTEXT on this port, accepting this user with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512
+   * (the SCRAM credentials are written when storage is first formatted), so the client's SASL settings meet a real
+   * broker in the tests. Give the same on every start of one data directory.
+   */
+  sasl?: { port: number; username: string; password: string };
 }
 
 export interface RunningBroker {
@@ -59,15 +65,23 @@ export function kafkaClasspath(): string {
   return fs.readFileSync(CLASSPATH_FILE, 'utf8').trim();
 }
 
-const serverProperties = (dataDir: string, port: number): string =>
+const saslProperties = (sasl: NonNullable<BrokerOptions['sasl']>): string[] => [
+  'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+  `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${sasl.username}="${sasl.password}";`,
+  'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+  'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+];
+
+const serverProperties = (dataDir: string, port: number, sasl?: BrokerOptions['sasl']): string =>
   [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${port + 1}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1}${sasl ? `,SASL_PLAINTEXT://127.0.0.1:${sasl.port}` : ''}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}${sasl ? `,SASL_PLAINTEXT://127.0.0.1:${sasl.port}` : ''}`,
     'controller.listener.names=CONTROLLER',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${sasl ? ',SASL_PLAINTEXT:SASL_PLAINTEXT' : ''}`,
+    ...(sasl ? saslProperties(sasl) : []),
     'inter.broker.listener.name=PLAINTEXT',
     `log.dirs=${path.join(dataDir, 'log')}`,
     // One node: every internal topic has one replica, and a consumer group forms without the 3 s initial delay.
@@ -126,11 +140,15 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
   const classpath = kafkaClasspath();
   const heap = opts.heap ?? '384m';
   const config = path.join(dataDir, 'server.properties');
-  fs.writeFileSync(config, `${serverProperties(dataDir, port)}\n`);
+  fs.writeFileSync(config, `${serverProperties(dataDir, port, opts.sasl)}\n`);
   if (!fs.existsSync(path.join(dataDir, 'log', 'meta.properties'))) {
+    const { sasl } = opts;
+    const scram = sasl
+      ? ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) => ['--add-scram', `${m}=[name=${sasl.username},password=${sasl.password}]`])
+      : [];
     execFileSync(
       'java',
-      java(classpath, heap, ['kafka.tools.StorageTool', 'format', '-t', randomUUID().replaceAll('-', '').slice(0, 22), '-c', config]),
+      java(classpath, heap, ['kafka.tools.StorageTool', 'format', '-t', randomUUID().replaceAll('-', '').slice(0, 22), '-c', config, ...scram]),
       {
         stdio: ['ignore', 'ignore', 'inherit'],
       },

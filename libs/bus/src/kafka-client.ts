@@ -12,7 +12,7 @@ export interface KafkaClient {
 
 export type KafkaProducer = Pick<Producer, 'connect' | 'disconnect' | 'sendBatch'>;
 
-export type KafkaAdmin = Pick<Admin, 'connect' | 'disconnect' | 'createTopics' | 'describeCluster'>;
+export type KafkaAdmin = Pick<Admin, 'connect' | 'disconnect' | 'listTopics' | 'createTopics' | 'describeCluster'>;
 
 export interface KafkaConsumer extends Pick<Consumer, 'connect' | 'subscribe' | 'run' | 'disconnect'> {
   readonly events: Pick<ConsumerEvents, 'CRASH' | 'GROUP_JOIN'>;

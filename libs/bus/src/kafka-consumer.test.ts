@@ -1,31 +1,31 @@
-import { FailureCounts } from './kafka-consumer';
+import { FailureCounts, whereOf } from './kafka-consumer';
 
 describe('FailureCounts', () => {
-  it('says retry until the last allowed attempt, then dead-letter', () => {
-    const f = new FailureCounts(3);
-    expect(['t/0/7', 't/0/7', 't/0/7'].map((w) => f.failed(w))).toEqual(['retry', 'retry', 'dead-letter']);
+  it('counts the failures of each message on its own, with the last error', () => {
+    const f = new FailureCounts();
+    expect(f.failed(whereOf('t', 0, '1'), 'a')).toBe(1);
+    expect(f.failed(whereOf('t', 1, '1'), 'b')).toBe(1);
+    expect(f.failed(whereOf('t', 0, '1'), 'c')).toBe(2);
+    expect(f.of(whereOf('t', 0, '1'))).toEqual({ failures: 2, lastError: 'c' });
+    expect(f.of(whereOf('t', 0, '2'))).toBeUndefined();
   });
 
-  it('dead-letters at the first failure when one attempt is allowed', () => {
-    expect(new FailureCounts(1).failed('t/0/7')).toBe('dead-letter');
+  it('starts a message over once forgotten (handled, or dead-lettered)', () => {
+    const f = new FailureCounts();
+    f.failed('t/0/1', 'x');
+    f.forget('t/0/1');
+    expect(f.failed('t/0/1', 'x')).toBe(1);
   });
 
-  it('counts each message on its own', () => {
-    const f = new FailureCounts(2);
-    expect(f.failed('t/0/1')).toBe('retry');
-    expect(f.failed('t/1/1')).toBe('retry');
-    expect(f.failed('t/0/2')).toBe('retry');
-    expect(f.failed('t/0/1')).toBe('dead-letter');
-  });
-
-  it('starts a message over after it succeeded, after it was dead-lettered, and after a rebalance', () => {
-    const f = new FailureCounts(2);
-    f.failed('a');
-    f.succeeded('a');
-    expect(f.failed('a')).toBe('retry');
-    expect(f.failed('a')).toBe('dead-letter');
-    expect(f.failed('a')).toBe('retry');
-    f.clear();
-    expect(f.failed('a')).toBe('retry');
+  it('keeps the counts of the partitions a rejoin left to this member, and only those', () => {
+    const f = new FailureCounts();
+    f.failed(whereOf('billing.holds', 0, '7'), 'x');
+    f.failed(whereOf('billing.holds', 1, '9'), 'x');
+    f.failed(whereOf('gw.a-b.c', 2, '3'), 'x');
+    f.keepAssigned({ 'billing.holds': [0, 2], 'gw.a-b.c': [2] });
+    expect(f.of(whereOf('billing.holds', 0, '7'))?.failures).toBe(1);
+    expect(f.of(whereOf('billing.holds', 1, '9'))).toBeUndefined();
+    expect(f.of(whereOf('gw.a-b.c', 2, '3'))?.failures).toBe(1);
+    expect(f.failed(whereOf('billing.holds', 0, '7'), 'x')).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import type { ProducerBatch, RecordMetadata } from 'kafkajs';
-import { BatchingProducer } from './kafka-producer';
+import { BatchingProducer, recordBytes } from './kafka-producer';
 
 /** A sendBatch whose answers the test releases one at a time, so "one batch in flight" is observable. */
 function gatedSender() {
@@ -99,5 +99,32 @@ describe('BatchingProducer', () => {
     sender.answer(0);
     await flushing;
     await expect(sent).resolves.toBeUndefined();
+  });
+
+  it('splits what piled up into batches of at most maxMessages records, in publish order', async () => {
+    const sender = gatedSender();
+    const p = new BatchingProducer(sender, async () => undefined, { maxMessages: 2 });
+    const sent = ['1', '2', '3', '4', '5'].map((v) => p.send('t', msg(v)));
+    for (let i = 0; i < 3; i++) {
+      await sender.until(i + 1);
+      sender.answer(i);
+    }
+    await Promise.all(sent);
+    expect(sender.batches.map(topicsOf)).toEqual([[['t', ['1', '2']]], [['t', ['3', '4']]], [['t', ['5']]]]);
+  });
+
+  it('splits by bytes (keys, values and headers), and sends a record larger than the bound alone', async () => {
+    const sender = gatedSender();
+    const small = (v: string) => ({ key: 'k', value: v.padEnd(100, '.'), headers: { 'bus-id': v } });
+    const bytes = recordBytes(small('a'));
+    expect(bytes).toBe(16 + 1 + 100 + 'bus-id'.length + 1);
+    const p = new BatchingProducer(sender, async () => undefined, { maxBytes: 2 * bytes });
+    const sent = [p.send('t', small('a')), p.send('t', small('b')), p.send('t', small('c')), p.send('t', { key: 'k', value: 'x'.repeat(1_000) })];
+    for (let i = 0; i < 3; i++) {
+      await sender.until(i + 1);
+      sender.answer(i);
+    }
+    await Promise.all(sent);
+    expect(sender.batches.map((b) => b.topicMessages?.[0].messages.length)).toEqual([2, 1, 1]);
   });
 });

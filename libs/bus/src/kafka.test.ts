@@ -24,7 +24,7 @@ describe('kafka bus over a fake kafkajs client', () => {
   });
   const open = (opts: Omit<KafkaBusOptions, 'clientId' | 'kafka' | 'onError'> = {}, fake = new FakeKafka()) => {
     kafka = fake;
-    bus = kafkaBusOn(kafka, { ...opts, onError: (err, ctx) => errors.push({ err, ctx }) });
+    bus = kafkaBusOn(kafka, { retryBaseMs: 1, retryCapMs: 1, ...opts, onError: (err, ctx) => errors.push({ err, ctx }) });
     opened.push(bus);
     return bus;
   };
@@ -54,8 +54,8 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(kafka.sent).toEqual([{ topic: 'billing.holds', message: toKafkaMessage(e) }]);
     });
 
-    it('uses kafkajs’s default partitioner with one request in flight, so a key’s events keep their order on retries', () => {
-      expect(kafka.producerConfig).toEqual({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+    it('is idempotent, with kafkajs’s default partitioner and one request in flight, so a retry neither repeats nor reorders', () => {
+      expect(kafka.producerConfig).toEqual({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
     });
 
     it('connects the producer once, on the first publish', async () => {
@@ -171,19 +171,62 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(actions()).toEqual(['will-retry', 'will-retry']);
     });
 
-    it('forgets failure counts on a rebalance, since the partitions may now be another member’s', async () => {
+    it('keeps counting a message’s failures across a rejoin that leaves its partition here (kafkajs rejoins after a crash)', async () => {
+      open({ maxAttempts: 3 });
+      let calls = 0;
+      const consumer = await subscribe(async () => {
+        calls++;
+        throw new Error('no');
+      });
+      const message = toKafkaMessage(ev());
+      const once = { times: 1, offset: '40' };
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
+      consumer.joinGroup({ 'billing.holds': [0] });
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
+      consumer.joinGroup({ 'billing.holds': [0, 1] });
+      expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: true });
+      expect(calls).toBe(3);
+      expect(actions()).toEqual(['will-retry', 'will-retry', 'dead-lettered']);
+    });
+
+    it('forgets the counts of a partition a rejoin gave to another member', async () => {
       open({ maxAttempts: 2 });
       const consumer = await subscribe(async () => {
         throw new Error('no');
       });
       const message = toKafkaMessage(ev());
-      // One failure, then a rebalance; the message comes back (same offset) to a member that counts from zero.
       const once = { times: 1, offset: '40' };
       expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
-      consumer.joinGroup();
+      consumer.joinGroup({ 'billing.holds': [1] });
+      consumer.joinGroup({ 'billing.holds': [0, 1] });
       expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: false });
       expect(await consumer.deliver('billing.holds', message, once)).toEqual({ deliveries: 1, committed: true });
       expect(actions()).toEqual(['will-retry', 'will-retry', 'dead-lettered']);
+    });
+
+    it('after a dead letter that could not be sent, sends it on the next attempt without calling the handler again', async () => {
+      open({ maxAttempts: 2 });
+      let calls = 0;
+      const consumer = await subscribe(async () => {
+        calls++;
+        throw new Error('ledger says no');
+      });
+      kafka.failNextSend = new Error('broker gone');
+      const message = toKafkaMessage(ev());
+      expect(await consumer.deliver('billing.holds', message, { times: 2, offset: '3' })).toEqual({ deliveries: 2, committed: false });
+      expect(await consumer.deliver('billing.holds', message, { times: 1, offset: '3' })).toEqual({ deliveries: 1, committed: true });
+      expect(calls).toBe(2);
+      expect(kafka.sent.map((s) => [s.topic, s.message.headers?.[HEADER.error]])).toEqual([['billing.holds.dead-letter', 'ledger says no']]);
+    });
+
+    it('pauses only the failing message’s partition, and resumes it after the backoff', async () => {
+      let calls = 0;
+      const consumer = await subscribe(async () => {
+        if (++calls === 1) throw new Error('blip');
+      });
+      // deliver() fetches the message again only once the adapter resumed the partition it paused.
+      expect(await consumer.deliver('billing.holds', toKafkaMessage(ev()), { times: 2 })).toEqual({ deliveries: 2, committed: true });
+      expect(consumer.pauses).toBe(1);
     });
 
     it('hands the handler the topic the message came from', async () => {
@@ -198,15 +241,47 @@ describe('kafka bus over a fake kafkajs client', () => {
       consumer.crash(new Error('coordinator lost'));
       expect(errors).toEqual([{ err: new Error('coordinator lost'), ctx: { adapter: 'kafka', action: 'none', group: 'billing' } }]);
     });
+
+    it('is not ready while a consumer that crashed is restarting, and ready again once it rejoined', async () => {
+      const consumer = await subscribe(async () => undefined);
+      await expect(bus.ping()).resolves.toBeUndefined();
+      consumer.crash(new Error('coordinator lost'));
+      await expect(bus.ping()).rejects.toThrow('bus: the kafka consumer of group billing crashed (coordinator lost), restarting');
+      consumer.joinGroup();
+      await expect(bus.ping()).resolves.toBeUndefined();
+    });
+
+    it('is not ready once a consumer crashed for good (kafkajs does not restart it)', async () => {
+      const consumer = await subscribe(async () => undefined);
+      consumer.crash(new Error('not authorized'), false);
+      await expect(bus.ping()).rejects.toThrow('bus: the kafka consumer of group billing crashed (not authorized) and stopped');
+    });
+
+    it('is not ready while a consumer has not joined its group yet', async () => {
+      open({ joinTimeoutMs: 1 }, new FakeKafka({ joinOnRun: false }));
+      await bus.subscribe('billing', ['billing.holds'], async () => undefined);
+      await expect(bus.ping()).rejects.toThrow('bus: the kafka consumer of group billing has not joined its group yet');
+    });
   });
 
   describe('subscribing', () => {
     it('joins the group named by the subscription, on its topics, from the tail unless told otherwise', async () => {
       const consumer = await subscribe(async () => undefined, 'audit');
-      expect(consumer.config).toEqual({ groupId: 'audit' });
+      expect(consumer.config).toEqual({ groupId: 'audit:billing.holds', maxWaitTimeInMs: 1_000 });
       expect(consumer.subscription).toEqual({ topics: ['billing.holds'], fromBeginning: false });
       open({ fromBeginning: true });
       expect((await subscribe(async () => undefined)).subscription).toEqual({ topics: ['billing.holds'], fromBeginning: true });
+    });
+
+    it('gives each set of topics of a group its own Kafka group, named by group and topics in any order', async () => {
+      await bus.subscribe('catalogue', ['billing.usage', 'billing.accounts'], async () => undefined);
+      await bus.subscribe('catalogue', ['spend.endpoint_health'], async () => undefined);
+      await bus.subscribe('catalogue', ['billing.accounts', 'billing.usage'], async () => undefined);
+      expect(kafka.consumers.map((c) => c.config.groupId)).toEqual([
+        'catalogue:billing.accounts,billing.usage',
+        'catalogue:spend.endpoint_health',
+        'catalogue:billing.accounts,billing.usage',
+      ]);
     });
 
     it('turns the claim delay into the session timeout', async () => {
@@ -246,13 +321,49 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(kafka.consumers[0].connected).toBe(false);
     });
 
-    it('creates the topics first only when asked to', async () => {
+    it('creates the missing topics it reads, and their dead-letter topics, before joining; 3 partitions unless told', async () => {
+      kafka.existingTopics.add('billing.holds');
       await subscribe(async () => undefined);
+      expect(kafka.createdTopics).toEqual([{ topic: 'billing.holds.dead-letter', numPartitions: 3 }]);
+      open({ createTopics: { numPartitions: 6, replicationFactor: 3 } });
+      await subscribe(async () => undefined);
+      expect(kafka.createdTopics).toEqual([
+        { topic: 'billing.holds', numPartitions: 6, replicationFactor: 3 },
+        { topic: 'billing.holds.dead-letter', numPartitions: 6, replicationFactor: 3 },
+      ]);
+    });
+
+    it('creates a missing topic before its first publish, and looks it up once', async () => {
+      await bus.publish('jobs.state', ev());
+      await bus.publish('jobs.state', ev());
+      expect(kafka.createdTopics).toEqual([{ topic: 'jobs.state', numPartitions: 3 }]);
+      expect(kafka.topicLookups).toBe(1);
+    });
+
+    it('leaves topics alone when they are the operator’s (createTopics: false)', async () => {
+      open({ createTopics: false });
+      await subscribe(async () => undefined);
+      await bus.publish('billing.holds', ev());
       expect(kafka.createdTopics).toEqual([]);
       expect(kafka.adminConnected).toBe(false);
-      open({ createTopics: { numPartitions: 2 } });
-      await subscribe(async () => undefined);
-      expect(kafka.createdTopics).toEqual([{ topic: 'billing.holds', numPartitions: 2 }]);
+    });
+
+    it('prefixes the topics and the group on the cluster, and hands the handler the topic without the prefix', async () => {
+      open({ topicPrefix: 'gw-eu.', maxAttempts: 1 });
+      const topics: string[] = [];
+      const consumer = await subscribe(async (_, topic) => {
+        topics.push(topic);
+        throw new Error('no');
+      });
+      expect(consumer.config.groupId).toBe('gw-eu.billing:billing.holds');
+      expect(consumer.subscription?.topics).toEqual(['gw-eu.billing.holds']);
+      await bus.publish('billing.holds', ev());
+      await consumer.deliver('gw-eu.billing.holds', kafka.sent[0].message);
+      expect(topics).toEqual(['billing.holds']);
+      expect(kafka.sent.map((s) => s.topic)).toEqual(['gw-eu.billing.holds', 'gw-eu.billing.holds.dead-letter']);
+      expect(kafka.sent[1].message.headers?.[HEADER.topic]).toBe('billing.holds');
+      expect(errors.map((e) => e.ctx.topic)).toEqual(['billing.holds']);
+      expect(kafka.createdTopics.map((t) => t.topic)).toEqual(['gw-eu.billing.holds', 'gw-eu.billing.holds.dead-letter']);
     });
 
     it('refuses no topics, and any subscription after close()', async () => {

@@ -1,11 +1,12 @@
 import { Kafka, Partitioners, logLevel, type KafkaConfig } from 'kafkajs';
 import type { EventBus, Handler, SubscribeOptions, Subscription } from './port';
 import { assertEvent } from './codec';
-import { guarded, logBusError, type BusErrorHandler } from './errors';
-import type { KafkaAdmin, KafkaClient } from './kafka-client';
-import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessage, topicsToCreate, type CreateTopics } from './kafka-codec';
-import { messageHandler } from './kafka-consumer';
-import { BatchingProducer } from './kafka-producer';
+import { errorMessage, guarded, logBusError, type BusErrorHandler } from './errors';
+import type { KafkaClient } from './kafka-client';
+import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessage, type CreateTopics } from './kafka-codec';
+import { batchHandler } from './kafka-consumer';
+import { BatchingProducer, type BatchLimits } from './kafka-producer';
+import { KafkaTopics } from './kafka-topics';
 import { settleWithin } from './timing';
 
 export interface KafkaBusOptions {
@@ -14,78 +15,114 @@ export interface KafkaBusOptions {
   kafka?: Omit<KafkaConfig, 'brokers' | 'clientId'>;
   /** Where a new group starts. Default false (the tail), as the Redis adapter does. */
   fromBeginning?: boolean;
-  /** Create missing topics on subscribe; off by default because production topics belong to infrastructure code. */
-  createTopics?: CreateTopics;
+  /**
+   * Prepended to every topic and consumer group name on the cluster (KAFKA_TOPIC_PREFIX), so gateways sharing one
+   * cluster never read each other's events. Handlers and dead-letter names see the topics without it.
+   */
+  topicPrefix?: string;
+  /**
+   * How the adapter creates a topic it is about to use and the cluster lacks (the topics a subscription reads and
+   * their dead-letter topics on subscribe, a topic on its first publish). Default 3 partitions, the broker's
+   * replication factor. `false` leaves topics to the operator: a missing one then fails the subscribe or publish.
+   */
+  createTopics?: CreateTopics | false;
   /** Handler calls per message before it is dead-lettered. Default 10. */
   maxAttempts?: number;
+  /** The pause of a failing message's partition after its first failure; doubles per failure. Default 100 ms. */
+  retryBaseMs?: number;
+  /** The longest such pause. Default 30000 ms, so the default 10 attempts take about 40 s before a dead letter. */
+  retryCapMs?: number;
   /** Where given-up messages go. Default `<topic>.dead-letter`. */
   deadLetterTopic?: (topic: string) => string;
   /** How long `close()` waits for in-flight handlers before giving up on them. Default 5000 ms. */
   closeTimeoutMs?: number;
   /** How long `subscribe()` waits for the first group join. Default 30000 ms. */
   joinTimeoutMs?: number;
+  /**
+   * How long a fetch waits at the broker for new messages. It bounds how late a consumer notices a resumed partition,
+   * a rebalance or a close. Default 1000 ms (kafkajs's 5000 ms made each of those take up to 5 s).
+   */
+  fetchMaxWaitMs?: number;
+  /** Bounds of one produce request (bytes counted as the records' keys, values and headers). */
+  batch?: Partial<BatchLimits>;
   onError?: BusErrorHandler;
 }
 
 /**
  * Kafka adapter. Keys are the partition key, so one account's events stay in one partition and in order.
- * Offsets are committed only for messages whose handler resolved (kafkajs auto-commit after eachMessage), so a
- * throw or a crash means redelivery, which the port promises.
+ * Offsets are committed only for messages whose handler resolved or whose dead letter was sent, so a throw or a
+ * crash means redelivery, which the port promises.
  */
 export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): EventBus {
   if (brokers.length === 0) throw new Error('bus: kafka needs at least one broker');
   return kafkaBusOn(new Kafka({ logLevel: logLevel.WARN, ...opts.kafka, brokers, clientId: opts.clientId ?? 'gateway-bus' }), opts);
 }
 
+/**
+ * The Kafka consumer group of a subscription: the port's group and the topics it reads. Kafka's group leader assigns
+ * the partitions of its own topics to every member, and a member drops those it does not read, so two subscriptions
+ * of one port group with different topics (the catalogue's stats and its health reports) must not share a Kafka
+ * group: each would leave the other's topics unread. Members of one service subscribe alike, so they still meet.
+ */
+export const kafkaGroupId = (group: string, topics: string[]) => `${group}:${[...new Set(topics)].sort().join(',')}`;
+
+type ConsumerState = { running: true } | { running: false; why: string };
+
 /** The adapter over any client; `createKafkaBus` is it over a real one. */
 export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clientId' | 'kafka'> = {}): EventBus {
   const onError = guarded(opts.onError ?? logBusError);
-  const maxAttempts = Math.max(1, opts.maxAttempts ?? 10);
   const deadLetterTopic = opts.deadLetterTopic ?? defaultDeadLetterTopic;
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
+  const prefix = opts.topicPrefix ?? '';
+  const onCluster = (name: string) => `${prefix}${name}`;
+  const retry = { maxAttempts: opts.maxAttempts ?? 10, baseMs: opts.retryBaseMs ?? 100, capMs: opts.retryCapMs ?? 30_000 };
 
-  // One request in flight per broker: a retried request can then never overtake a later one for the same key.
-  // The Java-compatible partitioner puts a key on the same partition as producers written in other languages would.
-  const rawProducer = kafka.producer({ maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  // Idempotent: a produce request retried after its answer was lost (a broker failover, a cut connection) is written
+  // once, not twice; kafkajs requires acks -1 (every send uses it) and one request in flight for it. One request in
+  // flight also keeps a key's events in order across retries. The Java-compatible partitioner puts a key on the
+  // partition producers in other languages would.
+  const rawProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   let producerReady: Promise<void> | undefined;
   const connectProducer = () =>
     (producerReady ??= rawProducer.connect().catch((err) => {
       producerReady = undefined;
       throw err;
     }));
-  const producer = new BatchingProducer(rawProducer, connectProducer);
+  const producer = new BatchingProducer(rawProducer, connectProducer, opts.batch);
+  const topics = new KafkaTopics(kafka, opts.createTopics ?? {});
 
-  let admin: KafkaAdmin | undefined;
-  let adminReady: Promise<KafkaAdmin> | undefined;
-  const getAdmin = () =>
-    (adminReady ??= (async () => {
-      admin = kafka.admin();
-      await admin.connect();
-      return admin;
-    })().catch((err) => {
-      adminReady = undefined;
-      throw err;
-    }));
-
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = new Map<Subscription, { group: string; state: ConsumerState }>();
+  // Publishes between their call and the producer's queue (a topic lookup), which close() must still send.
+  const publishing = new Set<Promise<void>>();
   let closed = false;
 
-  async function subscribe(group: string, topics: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
+  async function subscribe(group: string, names: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
     if (closed) throw new Error('bus: subscribe on a closed kafka bus');
-    if (topics.length === 0) throw new Error('bus: subscribe needs at least one topic');
-    if (opts.createTopics) {
-      await (await getAdmin()).createTopics({ waitForLeaders: true, topics: topicsToCreate(topics, opts.createTopics) });
-    }
-    const consumer = kafka.consumer(consumerConfig(group, sub.claimIdleMs));
-    const { eachMessage, rebalanced } = messageHandler({
+    if (names.length === 0) throw new Error('bus: subscribe needs at least one topic');
+    await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster));
+    const consumer = kafka.consumer({
+      ...consumerConfig(onCluster(kafkaGroupId(group, names)), sub.claimIdleMs),
+      maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000,
+    });
+    const fromCluster = new Map(names.map((n) => [onCluster(n), n]));
+    const batches = batchHandler({
       group,
       handler,
-      maxAttempts,
-      deadLetter: (d) => producer.send(deadLetterTopic(d.topic), deadLetterMessage(d)),
+      retry,
+      topicName: (t) => fromCluster.get(t) ?? t,
+      deadLetter: (d) => producer.send(onCluster(deadLetterTopic(d.topic)), deadLetterMessage(d)),
       onError,
     });
-    consumer.on(consumer.events.CRASH, (e) => onError(e.payload.error, { adapter: 'kafka', action: 'none', group }));
-    consumer.on(consumer.events.GROUP_JOIN, rebalanced);
+    const entry = { group, state: { running: false, why: 'has not joined its group yet' } as ConsumerState };
+    consumer.on(consumer.events.CRASH, (e) => {
+      const { error, restart } = e.payload;
+      entry.state = { running: false, why: `crashed (${errorMessage(error)})${restart ? ', restarting' : ' and stopped'}` };
+      onError(error, { adapter: 'kafka', action: 'none', group });
+    });
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      entry.state = { running: true };
+      batches.rejoined(e.payload.memberAssignment);
+    });
 
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, () => {
@@ -95,9 +132,10 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     });
     try {
       await consumer.connect();
-      await consumer.subscribe({ topics, fromBeginning: sub.fromBeginning ?? opts.fromBeginning ?? false });
-      await consumer.run({ eachMessage });
+      await consumer.subscribe({ topics: [...fromCluster.keys()], fromBeginning: sub.fromBeginning ?? opts.fromBeginning ?? false });
+      await consumer.run({ eachBatch: batches.eachBatch, eachBatchAutoResolve: false });
     } catch (err) {
+      batches.stop();
       await consumer.disconnect().catch(() => undefined);
       throw err;
     }
@@ -111,11 +149,12 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
       close: () =>
         (closing ??= (async () => {
           subscriptions.delete(subscription);
-          // disconnect() waits for the running eachMessage; a stuck handler must not hold shutdown hostage.
+          batches.stop();
+          // disconnect() waits for the running handler; a stuck handler must not hold shutdown hostage.
           await settleWithin([consumer.disconnect()], closeTimeoutMs);
         })()),
     };
-    subscriptions.add(subscription);
+    subscriptions.set(subscription, entry);
     return subscription;
   }
 
@@ -125,21 +164,34 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     async publish(topic, event) {
       assertEvent(topic, event);
       if (closed) throw new Error('bus: publish on a closed kafka bus');
-      await producer.send(topic, toKafkaMessage(event));
+      const name = onCluster(topic);
+      if (topics.exists(name)) return producer.send(name, toKafkaMessage(event));
+      const sent = topics.ensure([name]).then(() => producer.send(name, toKafkaMessage(event)));
+      publishing.add(sent);
+      try {
+        await sent;
+      } finally {
+        publishing.delete(sent);
+      }
     },
 
     subscribe,
 
+    /** Ready when the cluster answers and every consumer is a member of its group: a crashed one consumes nothing. */
     async ping() {
-      await (await getAdmin()).describeCluster();
+      await topics.describeCluster();
+      for (const { group, state } of subscriptions.values()) {
+        if (!state.running) throw new Error(`bus: the kafka consumer of group ${group} ${state.why}`);
+      }
     },
 
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([...subscriptions].map((s) => s.close()));
+      await Promise.all([...subscriptions.keys()].map((s) => s.close()));
+      await Promise.allSettled([...publishing]);
       await producer.flush();
-      await Promise.allSettled([producerReady && rawProducer.disconnect(), admin?.disconnect()]);
+      await Promise.allSettled([producerReady && rawProducer.disconnect(), topics.close()]);
     },
   };
 }

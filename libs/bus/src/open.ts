@@ -4,7 +4,6 @@ import { countingFaults, type BusMetrics } from './fault-metric';
 import { createMemoryBus, type MemoryBusOptions } from './memory';
 import { createRedisBus, type RedisBusOptions } from './redis-streams';
 import { createKafkaBus, type KafkaBusOptions } from './kafka';
-import { withNamePrefix } from './name-prefix';
 import { withTracing } from './tracing';
 
 export interface OpenBusOptions {
@@ -15,8 +14,6 @@ export interface OpenBusOptions {
   kafkaBrokers?: string[] | string;
   /** Key prefix of the Redis Streams adapter (GATEWAY_BUS_PREFIX), so gateways sharing a Redis stay apart. */
   prefix?: string;
-  /** Topic and consumer-group prefix on Kafka (KAFKA_TOPIC_PREFIX), so gateways sharing a cluster stay apart. */
-  kafkaTopicPrefix?: string;
   onError?: BusErrorHandler;
   /** Counts every fault the adapters report (`gateway_bus_faults_total`), besides `onError` (default: the log). */
   metrics?: BusMetrics;
@@ -45,7 +42,7 @@ function openAdapter(opts: OpenBusOptions): EventBus {
       return createRedisBus(redisUrl, { ...onError, ...(opts.prefix ? { prefix: opts.prefix } : {}), ...opts.redis });
     case 'kafka':
       if (!brokers.length) throw new Error('bus: kind "kafka" needs at least one broker (set KAFKA_BROKERS, e.g. "kafka-1:9092,kafka-2:9092")');
-      return withNamePrefix(createKafkaBus(brokers, { ...onError, ...opts.kafka }), opts.kafkaTopicPrefix ?? '');
+      return createKafkaBus(brokers, { ...onError, ...opts.kafka });
     default:
       throw new Error(`bus: unknown kind "${String(kind)}" (expected memory, redis or kafka)`);
   }

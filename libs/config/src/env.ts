@@ -41,6 +41,12 @@ const envSchema = z.object({
     .string()
     .regex(/^[\w:.-]+$/, 'letters, digits and : . _ - only')
     .optional(),
+  /** Kafka with KAFKA_SSL=true: the brokers' CA certificate (PEM), trusted instead of the system CAs. */
+  KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  /** Kafka: partitions of each topic the gateway creates (a missing one, before its first use). Default 3. */
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Kafka: replicas of each topic the gateway creates. Default: the brokers' default.replication.factor. */
+  KAFKA_TOPIC_REPLICATION: z.coerce.number().int().min(1).max(32).optional(),
   /** Redis key prefix of the rate meter, so gateways sharing one Redis keep separate counts. */
   GATEWAY_METER_PREFIX: z
     .string()
@@ -100,6 +106,8 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
   if (metricsPort > 65535)
     throw new ConfigError(`Invalid environment:\n  METRICS_PORT: PORT + ${METRICS_PORT_OFFSET} is above 65535; set METRICS_PORT`);
   if (metricsPort !== 0 && metricsPort === env.PORT) throw new ConfigError('Invalid environment:\n  METRICS_PORT: must differ from PORT');
+  const kafka = kafkaProblems(env);
+  if (kafka.length) throw new ConfigError(`Invalid environment:\n${kafka.map((p) => `  ${p}`).join('\n')}`);
   // The listener's defaults (service-kit's serve): Node refuses a headers timeout longer than the request's.
   if ((env.HTTP_HEADERS_TIMEOUT_MS ?? 60_000) > (env.HTTP_REQUEST_TIMEOUT_MS ?? 300_000))
     throw new ConfigError('Invalid environment:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (default 300000)');
@@ -109,6 +117,18 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env, defaults: { hos
     METRICS_PORT: metricsPort,
     GATEWAY_PUBLIC_URL: (env.GATEWAY_PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/$/, ''),
   };
+}
+
+/** What one Kafka variable needs of another; each field is valid on its own by then. */
+function kafkaProblems(env: Parsed): string[] {
+  const problems: string[] = [];
+  const sasl = env.KAFKA_SASL_MECHANISM;
+  for (const v of ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const) {
+    if (sasl && !env[v]) problems.push(`${v}: required with KAFKA_SASL_MECHANISM=${sasl}`);
+    if (!sasl && env[v]) problems.push(`${v}: set without KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)`);
+  }
+  if (env.KAFKA_SSL_CA_FILE && env.KAFKA_SSL !== 'true') problems.push('KAFKA_SSL_CA_FILE: set without KAFKA_SSL=true');
+  return problems;
 }
 
 /** A fleet process's environment: the shared internal token and a bus that crosses processes are always there. */

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { type ReplayPort, createBillingHttpClient } from '@gateway/billing-client';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { buildRegistry, type FleetEnv, type GatewayConfig, loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { Circuits } from './circuits';
@@ -31,14 +31,7 @@ export function runSpendingService(
     const logger = createLogger(name, env.LOG_LEVEL);
     const billing = createBillingHttpClient(serviceUrl(env, 'billing', `the ${name} service`), env.GATEWAY_INTERNAL_TOKEN);
     const metrics = createMetrics();
-    const bus = openBus({
-      kind: env.BUS,
-      redisUrl: env.REDIS_URL,
-      kafkaBrokers: env.KAFKA_BROKERS,
-      prefix: env.GATEWAY_BUS_PREFIX,
-      kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
-      metrics,
-    });
+    const bus = openBus({ ...busOptionsFromEnv(env), metrics });
     const registry = buildRegistry(config);
     const circuits = new Circuits();
     const openHolds = new OpenHolds();

@@ -1,5 +1,5 @@
 import '@gateway/service-kit/src/tracing-register';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openFleetServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
@@ -13,14 +13,7 @@ runMain('billing', async () => {
   if (!env.DATABASE_URL) throw new ConfigError('Invalid environment:\n  DATABASE_URL: required for the billing service in the fleet');
   const db = await openFleetServiceDb('billing', migrations, { databaseUrl: env.DATABASE_URL, logger });
   const metrics = createMetrics();
-  const bus = openBus({
-    kind: env.BUS,
-    redisUrl: env.REDIS_URL,
-    kafkaBrokers: env.KAFKA_BROKERS,
-    prefix: env.GATEWAY_BUS_PREFIX,
-    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
-    metrics,
-  });
+  const bus = openBus({ ...busOptionsFromEnv(env), metrics });
   const internalToken = env.GATEWAY_INTERNAL_TOKEN;
   const acceptedInternalToken = env.GATEWAY_INTERNAL_TOKEN_ACCEPTED;
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken, acceptedInternalToken });

@@ -1,7 +1,7 @@
 import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
 import { openFleetServiceDb } from '@gateway/db';
@@ -16,14 +16,7 @@ runMain('catalogue', async () => {
   const config = loadFleetConfig(env, 'catalogue service');
   const logger = createLogger('catalogue', env.LOG_LEVEL);
   const metrics = createMetrics();
-  const bus = openBus({
-    kind: env.BUS,
-    redisUrl: env.REDIS_URL,
-    kafkaBrokers: env.KAFKA_BROKERS,
-    prefix: env.GATEWAY_BUS_PREFIX,
-    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
-    metrics,
-  });
+  const bus = openBus({ ...busOptionsFromEnv(env), metrics });
   // Billing is only measured (the payments component), never needed to answer: the catalogue starts and serves without it.
   const billing = createBillingHttpClient(serviceUrl(env, 'billing', 'the status monitor'), env.GATEWAY_INTERNAL_TOKEN);
   const redis = env.REDIS_URL ? redisPing(env.REDIS_URL) : undefined;

@@ -1,5 +1,5 @@
 import { createBillingService, ensureDemoAccount } from '@gateway/billing';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { CONSUMER_GROUPS } from '@gateway/events';
 import { openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
@@ -44,14 +44,7 @@ export async function startEmbedded(
   const metrics = createMetrics();
   const registry = buildRegistry(config);
   // Declared, the in-memory bus keeps for each consumer what is published before it subscribes, as a broker would.
-  const bus = openBus({
-    kind: env.BUS,
-    redisUrl: env.REDIS_URL,
-    kafkaBrokers: env.KAFKA_BROKERS,
-    prefix: env.GATEWAY_BUS_PREFIX,
-    metrics,
-    memory: { groups: CONSUMER_GROUPS },
-  });
+  const bus = openBus({ ...busOptionsFromEnv(env), metrics, memory: { groups: CONSUMER_GROUPS } });
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();
   const dbs = await openEmbeddedDatabases({ databaseUrl: env.DATABASE_URL, dataDir: opts.dataDir }, logger);
   const { billing: billingDb, media: mediaDb, jobs: jobsDb, catalogue: catalogueDb, mcp: mcpDb } = dbs;

@@ -1,6 +1,6 @@
 import '@gateway/service-kit/src/tracing-register';
 import path from 'node:path';
-import { openBus } from '@gateway/bus';
+import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openFleetServiceDb } from '@gateway/db';
 import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
@@ -16,14 +16,7 @@ runMain('mcp', async () => {
   const logger = createLogger('mcp', env.LOG_LEVEL);
   const db = await openFleetServiceDb('mcp', migrations, { databaseUrl: env.DATABASE_URL, dataDir: path.resolve(env.GATEWAY_DATA_DIR), logger });
   const metrics = createMetrics();
-  const bus = openBus({
-    kind: env.BUS,
-    redisUrl: env.REDIS_URL,
-    kafkaBrokers: env.KAFKA_BROKERS,
-    prefix: env.GATEWAY_BUS_PREFIX,
-    kafkaTopicPrefix: env.KAFKA_TOPIC_PREFIX,
-    metrics,
-  });
+  const bus = openBus({ ...busOptionsFromEnv(env), metrics });
   // The edge's meter (same Redis, same prefix): each message of a batch past the first counts where the edge counts.
   // Without Redis the edge meters in its own memory, and this process counts batch messages in its own.
   const meter = env.REDIS_URL ? createRedisMeter(env.REDIS_URL, { prefix: env.GATEWAY_METER_PREFIX }) : createMemoryMeter();

@@ -1,4 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
+import { kafkaGroupId } from '../../../libs/bus/src/kafka';
 import { redisCommandAt, type FaultFleet } from './private-engines';
 
 /**
@@ -31,7 +32,8 @@ export function busView(f: FaultFleet): BusView {
     async unacknowledgedSettles() {
       await connected;
       const ends = await admin.fetchTopicOffsets(holds);
-      const [committed] = await admin.fetchOffsets({ groupId: `${prefix}billing`, topics: [holds] });
+      // The adapter names a Kafka group after the port's group and the topics it reads (libs/bus kafkaGroupId).
+      const [committed] = await admin.fetchOffsets({ groupId: `${prefix}${kafkaGroupId('billing', ['billing.holds'])}`, topics: [holds] });
       return ends.reduce((n, p) => {
         const at = Number(committed.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
         // No commit yet: the group started at the tail when it first joined, so nothing it owes lies before low.

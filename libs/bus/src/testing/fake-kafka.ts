@@ -1,11 +1,13 @@
 /** Test support only: a kafkajs stand-in for the unit tests, since no broker can run where they do. */
 import type {
+  Batch,
   ConsumerConfig,
   ConsumerCrashEvent,
   ConsumerGroupJoinEvent,
   ConsumerRunConfig,
   ConsumerSubscribeTopics,
-  EachMessageHandler,
+  EachBatchHandler,
+  IMemberAssignment,
   ITopicConfig,
   KafkaMessage,
   Message,
@@ -19,25 +21,27 @@ type CrashListener = (event: ConsumerCrashEvent) => void;
 type JoinListener = (event: ConsumerGroupJoinEvent) => void;
 
 export interface Delivery {
-  /** eachMessage calls for this message, the last one included. */
+  /** eachBatch calls for this message, the last one included. */
   deliveries: number;
-  /** Whether eachMessage finally resolved, which is when kafkajs commits the offset. */
+  /** Whether its offset was finally resolved, which is what kafkajs commits. */
   committed: boolean;
 }
 
 /**
- * One consumer of one group. `deliver` plays kafkajs' runner for one message: a resolved eachMessage commits the
- * offset; a thrown one commits nothing and the message is fetched again from that offset.
+ * One consumer of one group. `deliver` plays kafkajs' runner for one message: a resolved offset is committed; an
+ * unresolved one is fetched again from that offset, once its partition is resumed if the handler paused it.
  */
 class FakeConsumer implements KafkaConsumer {
   readonly events = { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' } as const;
   subscription?: ConsumerSubscribeTopics;
   connected = false;
+  /** How often the handler paused a partition. */
+  pauses = 0;
   /** Set to make subscribe() fail at this step. */
   failOn?: 'connect' | 'subscribe' | 'run';
   private readonly crashListeners = new Set<CrashListener>();
   private readonly joinListeners = new Set<JoinListener>();
-  private eachMessage?: EachMessageHandler;
+  private eachBatch?: EachBatchHandler;
   private inflight = new Set<Promise<unknown>>();
   private nextOffset = 0;
   private running?: () => void;
@@ -61,7 +65,7 @@ class FakeConsumer implements KafkaConsumer {
 
   async run(config?: ConsumerRunConfig): Promise<void> {
     if (this.failOn === 'run') throw new Error('fake: run failed');
-    this.eachMessage = config?.eachMessage;
+    this.eachBatch = config?.eachBatch;
     this.running!();
     // A broker answers the join later, never inside run().
     if (this.joinOnRun) setImmediate(() => this.joinGroup());
@@ -82,8 +86,8 @@ class FakeConsumer implements KafkaConsumer {
     return () => void set.delete(listener);
   }
 
-  /** The group (re)joined: the first join, or a rebalance. */
-  joinGroup(): void {
+  /** The group (re)joined: the first join, or a rebalance; by default this member owns partitions 0-2 of its topics. */
+  joinGroup(memberAssignment?: IMemberAssignment): void {
     const payload = {
       duration: 0,
       groupId: this.config.groupId,
@@ -91,39 +95,56 @@ class FakeConsumer implements KafkaConsumer {
       leaderId: 'm1',
       groupProtocol: 'RoundRobin',
       memberId: 'm1',
-      memberAssignment: {},
+      memberAssignment: memberAssignment ?? Object.fromEntries((this.subscription?.topics ?? []).map((t) => [String(t), [0, 1, 2]])),
     };
     for (const l of [...this.joinListeners]) l({ id: 'join', type: this.events.GROUP_JOIN, timestamp: Date.now(), payload });
   }
 
-  crash(error: Error): void {
-    const payload = { error, groupId: this.config.groupId, restart: true };
+  crash(error: Error, restart = true): void {
+    const payload = { error, groupId: this.config.groupId, restart };
     for (const l of [...this.crashListeners]) l({ id: 'crash', type: this.events.CRASH, timestamp: Date.now(), payload });
   }
 
   /**
-   * Hands one message to eachMessage until it resolves, at most `times` times. A message that comes back later
-   * (after a rebalance, say) is the same `offset` delivered again; without one, each call is a new message.
+   * Hands one message to eachBatch, as a batch of its own, until its offset is resolved, at most `times` times. A
+   * message that comes back later (after a rebalance, say) is the same `offset` delivered again; without one, each
+   * call is a new message. A paused partition is fetched again only once the handler resumes it.
    */
   async deliver(
     topic: string,
     message: Pick<Message, 'key' | 'value' | 'headers'>,
     opts: { times?: number; offset?: string; partition?: number } = {},
   ): Promise<Delivery> {
-    if (!this.eachMessage) throw new Error('fake: run() has not been called');
+    if (!this.eachBatch) throw new Error('fake: run() has not been called');
     const { times = 100, offset = String(this.nextOffset++), partition = 0 } = opts;
     const received = asReceived(message, offset);
     for (let deliveries = 1; deliveries <= times; deliveries++) {
-      const call = this.eachMessage({ topic, partition, message: received, heartbeat: async () => undefined, pause: () => () => undefined });
+      let resolved = false;
+      let resumed: Promise<void> | undefined;
+      const batch = { topic, partition, messages: [received] } as unknown as Batch;
+      const call = this.eachBatch({
+        batch,
+        resolveOffset: (o) => void (resolved ||= o === offset),
+        heartbeat: async () => undefined,
+        pause: () => {
+          this.pauses++;
+          let resume!: () => void;
+          resumed = new Promise<void>((r) => (resume = r));
+          return resume;
+        },
+        commitOffsetsIfNecessary: async () => undefined,
+        uncommittedOffsets: () => ({ topics: [] }),
+        isRunning: () => this.connected,
+        isStale: () => false,
+      });
       this.inflight.add(call);
       try {
         await call;
-        return { deliveries, committed: true };
-      } catch {
-        // kafkajs logs it, restarts the fetch from the uncommitted offset, and hands the message over again.
       } finally {
         this.inflight.delete(call);
       }
+      if (resolved) return { deliveries, committed: true };
+      if (deliveries < times) await resumed;
     }
     return { deliveries: times, committed: false };
   }
@@ -135,6 +156,9 @@ export class FakeKafka implements KafkaClient {
   readonly batches: ProducerBatch[] = [];
   readonly consumers: FakeConsumer[] = [];
   readonly createdTopics: ITopicConfig[] = [];
+  /** Topics the cluster has; createTopics adds to them. */
+  readonly existingTopics = new Set<string>();
+  topicLookups = 0;
   producerConnects = 0;
   producerConnected = false;
   adminConnected = false;
@@ -187,7 +211,12 @@ export class FakeKafka implements KafkaClient {
     return {
       connect: async () => void (this.adminConnected = true),
       disconnect: async () => void (this.adminConnected = false),
-      createTopics: async ({ topics }) => (this.createdTopics.push(...topics), true),
+      listTopics: async () => (this.topicLookups++, [...this.existingTopics]),
+      createTopics: async ({ topics }) => {
+        this.createdTopics.push(...topics);
+        for (const t of topics) this.existingTopics.add(t.topic);
+        return true;
+      },
       describeCluster: async () => (
         this.clusterDescribed++, { brokers: [{ nodeId: 1, host: 'fake', port: 9092 }], controller: 1, clusterId: 'fake' }
       ),
