@@ -1,7 +1,7 @@
 /** What one `pnpm bench` run measures, read once from the command line and the environment. */
 import os from 'node:os';
 
-export const TARGETS = ['direct', 'portkey', 'embedded', 'fleet'] as const;
+export const TARGETS = ['direct', 'portkey', 'embedded', 'fleet', 'fleet-kafka'] as const;
 export type TargetName = (typeof TARGETS)[number];
 
 export interface BenchOptions {
@@ -17,7 +17,7 @@ export interface BenchOptions {
   rounds: number;
   /** Scenario names (BENCH_ROUTES); default chat, chat-stream, embeddings. */
   routes: string[];
-  /** Targets in run order (BENCH_TARGETS); BENCH_SKIP_FLEET=1 and BENCH_SKIP_PORTKEY=1 remove one. */
+  /** Targets in run order (BENCH_TARGETS); BENCH_SKIP_FLEET=1 removes both fleets, BENCH_SKIP_KAFKA=1 the one on Kafka, BENCH_SKIP_PORTKEY=1 Portkey. */
   targets: TargetName[];
   /** LOG_LEVEL of the gateway processes (BENCH_LOG_LEVEL, info: what `pnpm start` runs; warn measured the same). */
   logLevel: string;
@@ -50,7 +50,8 @@ export function readOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOption
   const profile = argv.includes('--profile') || flag('BENCH_PROFILE');
   let targets = (list(env.BENCH_TARGETS) ?? [...TARGETS]) as TargetName[];
   for (const t of targets) if (!TARGETS.includes(t)) throw new Error(`BENCH_TARGETS: unknown target ${t} (known: ${TARGETS.join(', ')})`);
-  if (flag('BENCH_SKIP_FLEET')) targets = targets.filter((t) => t !== 'fleet');
+  if (flag('BENCH_SKIP_FLEET')) targets = targets.filter((t) => t !== 'fleet' && t !== 'fleet-kafka');
+  if (flag('BENCH_SKIP_KAFKA')) targets = targets.filter((t) => t !== 'fleet-kafka');
   if (flag('BENCH_SKIP_PORTKEY')) targets = targets.filter((t) => t !== 'portkey');
   return {
     seconds: num('BENCH_SECONDS', 10),

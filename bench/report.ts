@@ -130,7 +130,7 @@ export function ratios(rows: Row[], connections: number): string {
   for (const s of scenarios) {
     const pk = find(s, 'portkey', connections);
     if (!pk) continue;
-    const parts = (['embedded', 'fleet'] as const)
+    const parts = (['embedded', 'fleet', 'fleet-kafka'] as const)
       .map((t) => find(s, t, connections))
       .filter((r): r is Row => r !== undefined)
       .map(
@@ -141,7 +141,7 @@ export function ratios(rows: Row[], connections: number): string {
   }
   for (const s of scenarios) {
     for (const c of [1, connections]) {
-      const added = (['embedded', 'fleet', 'portkey'] as const)
+      const added = (['embedded', 'fleet', 'fleet-kafka', 'portkey'] as const)
         .map((t) => find(s, t, c))
         .filter((r): r is Row => r !== undefined)
         .map((r) => {

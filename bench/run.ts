@@ -1,7 +1,8 @@
 /**
  * `pnpm bench`: the gateway against its peers in one run, each in its own process, all in front of one zero-latency
  * upstream (bench/zero-upstream.mjs): direct (the upstream alone), Portkey's open-source gateway, the embedded
- * gateway (`pnpm start`) and the local fleet (`pnpm fleet`). Scenarios: chat, streamed chat (time to first byte and
+ * gateway (`pnpm start`) and the local fleet (`pnpm fleet`) with its events on Redis Streams and on Kafka (`fleet-kafka`:
+ * KAFKA_BROKERS, or deploy/kafka's broker started for the run, whose JVM then counts in the target's figures). Scenarios: chat, streamed chat (time to first byte and
  * to the last) and embeddings, each at BENCH_CONNECTIONS (50) and at 1. The load generators run in child processes
  * (bench/load.ts: autocannon; bench/stream-load.ts: undici), never in this one. Prints a markdown table per kind and
  * the ratios; docs/benchmarks.md explains every option.
@@ -55,6 +56,15 @@ async function startTarget(
       return startEmbedded({ configPath, adminToken, dataDir: path.join(dir, 'data'), logLevel: opts.logLevel });
     case 'fleet':
       return startFleetTarget({ configPath, adminToken, logDir: dir, dataDir: path.join(dir, 'fleet-data'), logLevel: opts.logLevel });
+    case 'fleet-kafka':
+      return startFleetTarget({
+        configPath,
+        adminToken,
+        logDir: dir,
+        dataDir: path.join(dir, 'fleet-kafka-data'),
+        logLevel: opts.logLevel,
+        bus: 'kafka',
+      });
   }
 }
 

@@ -188,8 +188,18 @@ export async function startFleetTarget(o: {
   logLevel: string;
   /** Profile every process's main thread into <profileDir>/<service>/ (bench/cpu-profile-hook.mjs). */
   profileDir?: string;
+  /** The fleet's bus (default redis). Kafka: KAFKA_BROKERS, or a broker the fleet starts under dataDir and stops. */
+  bus?: 'redis' | 'kafka';
 }): Promise<Target> {
   const port = await freePortSet(fleetPorts);
+  const kafka =
+    o.bus === 'kafka'
+      ? {
+          bus: 'kafka' as const,
+          kafkaBrokers: process.env.KAFKA_BROKERS || undefined,
+          kafkaPort: await freePortSet((p) => [p, p + 1]),
+        }
+      : {};
   const profile = o.profileDir
     ? {
         // NODE_OPTIONS refuses --cpu-prof; the hook does the same from inside. TMPDIR as for the embedded profile.
@@ -209,8 +219,10 @@ export async function startFleetTarget(o: {
     dataDir: o.dataDir,
     logLevel: o.logLevel as 'warn',
     env: profile,
+    ...kafka,
   });
   for (const p of Object.values(fleet.processes)) track(p);
-  const pids = Object.values(fleet.processes).map((p) => p.pid!);
-  return gatewayTarget('fleet', fleet.url, o.adminToken, pids, () => fleet.stop());
+  // A broker the fleet started for the run is part of what it costs; a cluster it was pointed at is not, as Redis is not.
+  const pids = [...Object.values(fleet.processes).map((p) => p.pid!), ...(fleet.kafka?.pid ? [fleet.kafka.pid] : [])];
+  return gatewayTarget(o.bus === 'kafka' ? 'fleet-kafka' : 'fleet', fleet.url, o.adminToken, pids, () => fleet.stop());
 }

@@ -5,7 +5,10 @@
  *
  *   DATABASE_URL  default postgres://postgres@127.0.0.1:5432/gateway_fleet (created when missing)
  *   REDIS_URL     default redis://127.0.0.1:6379
- *   BUS           redis (default) or kafka (with KAFKA_BROKERS); memory cannot cross processes
+ *   BUS           redis (default) or kafka; memory cannot cross processes
+ *   KAFKA_BROKERS with BUS=kafka, the cluster to use; unset, the fleet runs deploy/kafka's broker itself, its data under
+ *                 GATEWAY_DATA_DIR/kafka, on 127.0.0.1:FLEET_KAFKA_PORT (default 9092), and stops it on exit
+ *   GATEWAY_DATA_DIR  files the services and that broker keep (default .gateway-fleet-data/ in the repository)
  *   PORT, HOST    the edge's listener; each service listens on 127.0.0.1 at a fixed offset from PORT
  *   METRICS_PORT  the edge's probes and metrics (PORT + 1000); each service's sit 1000 above its port
  *   GATEWAY_DEMO_CATALOGUE  true unless set to false: the services may serve simulated upstreams, as `pnpm start` does
@@ -20,6 +23,8 @@ import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/conf
 import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
 
 import { FLEET_MIGRATIONS, migrateServiceSchema } from '../services/gateway/src/fleet-migrations';
+import { DEFAULT_KAFKA_PORT, ensureKafkaBroker, type RunningBroker } from './kafka/broker';
+import { ensureGatewayTopics } from './kafka/topics';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
@@ -33,7 +38,10 @@ export interface FleetOptions {
   databaseUrl?: string;
   redisUrl?: string;
   bus?: 'redis' | 'kafka';
+  /** With bus kafka: the cluster. Absent, the fleet starts deploy/kafka's broker under <dataDir>/kafka and stops it with itself. */
   kafkaBrokers?: string;
+  /** The port of the broker the fleet starts (default 9092); its controller takes the next one. */
+  kafkaPort?: number;
   /** GATEWAY_CONFIG for every service; absent, the built-in demo config (the runner consents to it for them). */
   configPath?: string;
   /** GATEWAY_DEMO_CATALOGUE for every service; default true, as `pnpm start` serves simulated upstreams. */
@@ -42,7 +50,7 @@ export interface FleetOptions {
   adminToken?: string;
   publicUrl?: string;
   logLevel?: GatewayEnv['LOG_LEVEL'];
-  /** Files a service keeps on disk (media without S3); default .gateway-fleet-data/ in the repository. */
+  /** Files a service keeps on disk (media without S3), and the broker the fleet starts; default .gateway-fleet-data/ in the repository. */
   dataDir?: string;
   /** Drop the database on stop (tests use a throwaway one). */
   dropDatabaseOnStop?: boolean;
@@ -57,6 +65,8 @@ export interface Fleet {
   metricsUrls: Record<string, string>;
   adminToken?: string;
   databaseUrl: string;
+  /** With bus kafka: the brokers the services use, and the broker's JVM when the fleet started it itself. */
+  kafka?: { brokers: string; started: boolean; pid?: number };
   processes: Record<string, ChildProcess>;
   /**
    * Starts one process again (after it exited or was killed) with the environment it had, and waits until it is
@@ -82,6 +92,7 @@ const OWNED = [
   'REDIS_URL',
   'BUS',
   'KAFKA_BROKERS',
+  'KAFKA_TOPIC_PREFIX',
   'GATEWAY_CONFIG',
   'GATEWAY_DEMO_CATALOGUE',
   'GATEWAY_ADMIN_TOKEN',
@@ -175,13 +186,42 @@ function stopProcess(p: ChildProcess): Promise<void> {
   });
 }
 
+/**
+ * The fleet's Kafka: the cluster it was given, or deploy/kafka's broker with its log under the fleet's data directory,
+ * started unless it already runs from there (then it is not the fleet's to stop). Either way every topic is created
+ * under the fleet's prefix, since neither that broker nor a production cluster creates topics on first use.
+ */
+async function fleetKafka(opts: FleetOptions, dataDir: string, prefix: string): Promise<{ brokers: string; broker?: RunningBroker }> {
+  if (opts.kafkaBrokers) {
+    await ensureGatewayTopics(opts.kafkaBrokers, { prefix });
+    return { brokers: opts.kafkaBrokers };
+  }
+  const broker = await ensureKafkaBroker({ dataDir: path.join(dataDir, 'kafka'), port: opts.kafkaPort ?? DEFAULT_KAFKA_PORT });
+  const brokers = broker.brokers;
+  try {
+    await ensureGatewayTopics(brokers, { prefix });
+  } catch (e) {
+    if (broker?.started) await broker.stop();
+    throw e;
+  }
+  return { brokers, broker };
+}
+
 export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const port = opts.port ?? EDGE.port;
   const databaseUrl = opts.databaseUrl ?? DEFAULT_DATABASE_URL;
   const internalToken = crypto.randomBytes(24).toString('hex');
+  const dataDir = opts.dataDir ?? path.join(ROOT, '.gateway-fleet-data');
+  const dbName = new URL(databaseUrl).pathname.slice(1);
+  // Topics and groups per fleet, as the Redis prefix below: fleets sharing a cluster never take each other's settles.
+  const kafkaTopicPrefix = `${dbName.replace(/[^\w.-]/g, '_')}.`;
   await ensureDatabase(databaseUrl);
   // What the migrate Job does in a cluster: the services only check their schema at start.
   for (const service of Object.keys(FLEET_MIGRATIONS)) await migrateServiceSchema(databaseUrl, service);
+  const kafka = opts.bus === 'kafka' ? await fleetKafka(opts, dataDir, kafkaTopicPrefix) : undefined;
+  const stopBroker = async () => {
+    if (kafka?.broker?.started) await kafka.broker.stop();
+  };
 
   const local = (p: number) => `http://127.0.0.1:${p}`;
   const portOf = (s: (typeof SERVICES)[number]) => port + (s.port - EDGE.port);
@@ -192,14 +232,14 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const common: Record<string, string> = {
     ...inherited,
     DATABASE_URL: databaseUrl,
-    GATEWAY_DATA_DIR: opts.dataDir ?? path.join(ROOT, '.gateway-fleet-data'),
+    GATEWAY_DATA_DIR: dataDir,
     REDIS_URL: opts.redisUrl ?? DEFAULT_REDIS_URL,
     BUS: opts.bus ?? 'redis',
-    ...(opts.kafkaBrokers ? { KAFKA_BROKERS: opts.kafkaBrokers } : {}),
+    ...(kafka ? { KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: kafkaTopicPrefix } : {}),
     // One event stream per fleet: fleets sharing this Redis (tests run several at once) never read each other's settles.
-    GATEWAY_BUS_PREFIX: `bus:${new URL(databaseUrl).pathname.slice(1)}:`,
+    GATEWAY_BUS_PREFIX: `bus:${dbName}:`,
     // Likewise the rate meter: per client address, public routes would otherwise share one count across fleets.
-    GATEWAY_METER_PREFIX: `rl:${new URL(databaseUrl).pathname.slice(1)}:`,
+    GATEWAY_METER_PREFIX: `rl:${dbName}:`,
     ...(opts.adminToken ? { GATEWAY_ADMIN_TOKEN: opts.adminToken } : {}),
     ...(opts.configPath ? { GATEWAY_CONFIG: path.resolve(opts.configPath) } : {}),
     // A fleet service refuses simulated upstreams without this consent. The laptop fleet is `pnpm start` in several
@@ -243,6 +283,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const stop = async () => {
     await Promise.all(Object.values(processes).map(stopProcess));
     await held.releaseAll();
+    await stopBroker();
     if (opts.dropDatabaseOnStop) await dropDatabase(databaseUrl);
   };
   try {
@@ -264,7 +305,16 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     if (p.exitCode === null && p.signalCode === null) throw new Error(`${name} is still running; stop or kill it first`);
     await launch(name, listens[name]);
   };
-  return { url: local(port), metricsUrls, adminToken: opts.adminToken, databaseUrl, processes, restart, stop };
+  return {
+    url: local(port),
+    metricsUrls,
+    adminToken: opts.adminToken,
+    databaseUrl,
+    kafka: kafka && { brokers: kafka.brokers, started: kafka.broker?.started ?? false, pid: kafka.broker?.started ? kafka.broker.pid : undefined },
+    processes,
+    restart,
+    stop,
+  };
 }
 
 /** `pnpm fleet`: the operator's environment, read and refused exactly as `pnpm start` reads it. */
@@ -272,7 +322,9 @@ async function main(): Promise<void> {
   const env = readEnv(process.env, { host: '127.0.0.1' });
   if (env.BUS === 'memory')
     throw new ConfigError('Invalid environment:\n  BUS: "memory" cannot carry events between processes; the fleet needs redis or kafka');
-  if (env.BUS === 'kafka' && !env.KAFKA_BROKERS) throw new ConfigError('Invalid environment:\n  KAFKA_BROKERS: required with BUS=kafka');
+  const kafkaPort = process.env.FLEET_KAFKA_PORT ? Number(process.env.FLEET_KAFKA_PORT) : undefined;
+  if (kafkaPort !== undefined && !(Number.isInteger(kafkaPort) && kafkaPort > 0 && kafkaPort < 65535))
+    throw new ConfigError('Invalid environment:\n  FLEET_KAFKA_PORT: the port of the broker the fleet starts, 1 to 65534');
   if (env.METRICS_PORT !== env.PORT + METRICS_PORT_OFFSET)
     throw new ConfigError(
       `Invalid environment:\n  METRICS_PORT: the local fleet places every metrics listener at its port + ${METRICS_PORT_OFFSET}; unset it`,
@@ -300,6 +352,9 @@ async function main(): Promise<void> {
     redisUrl: env.REDIS_URL,
     bus: env.BUS,
     kafkaBrokers: env.KAFKA_BROKERS,
+    kafkaPort,
+    // readEnv defaults it for `pnpm start`; the fleet keeps its own default unless the operator names one.
+    dataDir: process.env.GATEWAY_DATA_DIR ? path.resolve(process.env.GATEWAY_DATA_DIR) : undefined,
     configPath: env.GATEWAY_CONFIG,
     demoCatalogue: env.GATEWAY_DEMO_CATALOGUE !== 'false',
     adminToken: env.GATEWAY_ADMIN_TOKEN,
@@ -317,6 +372,11 @@ async function main(): Promise<void> {
     `  probes and metrics: each port + ${METRICS_PORT_OFFSET}`,
     `  models: ${config.models.length} from ${env.GATEWAY_CONFIG ?? 'the built-in demo config (simulated upstreams)'}`,
     `  database: ${started.databaseUrl}`,
+    `  bus: ${
+      started.kafka
+        ? `kafka at ${started.kafka.brokers}${started.kafka.started ? ' (started by this fleet, stopped with it)' : ''}`
+        : `redis at ${env.REDIS_URL ?? DEFAULT_REDIS_URL}`
+    }`,
     started.adminToken
       ? '  admin token: GATEWAY_ADMIN_TOKEN'
       : "  admin token: generated by billing at this database's first start (printed above, once)",

@@ -14,9 +14,11 @@ import {
   type Mode,
   type TestGateway,
   useGatewaySuite,
+  isFleet,
+  EVENTS_FLEET,
 } from './support/harness';
 
-const modes: Mode[] = ['embedded', 'fleet'];
+const modes: Mode[] = ['embedded', EVENTS_FLEET];
 
 describe.each(modes)('chat completions through the %s gateway', (mode) => {
   let fake: FakeUpstream;
@@ -540,43 +542,40 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   }, 15_000);
 
   // Last: they stop billing for good.
-  (mode === 'fleet' ? describe : describe.skip)(
-    'with billing down (fleet only: embedded, billing shares the one process and cannot fail alone)',
-    () => {
-      let killed: Promise<void> | undefined;
-      const billingDown = () => (killed ??= gw.killService!('billing'));
-      // Made while billing is up; the edge never verifies it before billing goes, so never caches it.
-      let unverified: { accountId: string; key: string };
-      beforeAll(async () => {
-        unverified = await gw.account(1);
-      });
+  (isFleet(mode) ? describe : describe.skip)('with billing down (fleet only: embedded, billing shares the one process and cannot fail alone)', () => {
+    let killed: Promise<void> | undefined;
+    const billingDown = () => (killed ??= gw.killService!('billing'));
+    // Made while billing is up; the edge never verifies it before billing goes, so never caches it.
+    let unverified: { accountId: string; key: string };
+    beforeAll(async () => {
+      unverified = await gw.account(1);
+    });
 
-      it('answers 503 in the envelope and holds nothing when billing is down at hold time, though the edge still has the key cached', async () => {
-        const k = await gw.account(1);
-        expect((await call(ping, k.key)).status).toBe(200); // the edge has verified the key: cached for 5 s
-        await settled(gw, k.accountId); // that call's settle lands before billing goes
-        const holds = await holdCount(gw, k.accountId);
-        const sent = fake.requests.length;
-        await billingDown();
-        const r = await call(ping, k.key);
-        expect(r.status).toBe(503);
-        expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
-        // Metered, so the edge took the key from its cache and passed the request on: this 503 is the hold's.
-        expect(r.headers.get('x-ratelimit-remaining')).not.toBeNull();
-        expect(await holdCount(gw, k.accountId)).toBe(holds);
-        expect(fake.requests.length).toBe(sent);
-      });
+    it('answers 503 in the envelope and holds nothing when billing is down at hold time, though the edge still has the key cached', async () => {
+      const k = await gw.account(1);
+      expect((await call(ping, k.key)).status).toBe(200); // the edge has verified the key: cached for 5 s
+      await settled(gw, k.accountId); // that call's settle lands before billing goes
+      const holds = await holdCount(gw, k.accountId);
+      const sent = fake.requests.length;
+      await billingDown();
+      const r = await call(ping, k.key);
+      expect(r.status).toBe(503);
+      expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
+      // Metered, so the edge took the key from its cache and passed the request on: this 503 is the hold's.
+      expect(r.headers.get('x-ratelimit-remaining')).not.toBeNull();
+      expect(await holdCount(gw, k.accountId)).toBe(holds);
+      expect(fake.requests.length).toBe(sent);
+    });
 
-      it('answers 503, never 401, when the key service is unreachable', async () => {
-        const [held] = await gw.ledger(`SELECT count(*)::int AS n FROM holds`);
-        await billingDown();
-        const r = await call(ping, unverified.key);
-        expect(r.status).toBe(503);
-        expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
-        // Refused at the key lookup, before the meter: the other 503 above is not this one.
-        expect(r.headers.get('x-ratelimit-remaining')).toBeNull();
-        expect(await gw.ledger(`SELECT count(*)::int AS n FROM holds`)).toEqual([held]);
-      });
-    },
-  );
+    it('answers 503, never 401, when the key service is unreachable', async () => {
+      const [held] = await gw.ledger(`SELECT count(*)::int AS n FROM holds`);
+      await billingDown();
+      const r = await call(ping, unverified.key);
+      expect(r.status).toBe(503);
+      expect((await r.json()).error).toMatchObject({ code: 'upstream_unavailable', request_id: expect.stringMatching(/^req_/) });
+      // Refused at the key lookup, before the meter: the other 503 above is not this one.
+      expect(r.headers.get('x-ratelimit-remaining')).toBeNull();
+      expect(await gw.ledger(`SELECT count(*)::int AS n FROM holds`)).toEqual([held]);
+    });
+  });
 });

@@ -115,7 +115,7 @@ describe('pnpm fleet honours the operator contract', () => {
     ['a PORT that is not a number', { PORT: 'eighty' }, /PORT/],
     ['a GATEWAY_PUBLIC_URL that is not a URL', { GATEWAY_PUBLIC_URL: 'gateway' }, /GATEWAY_PUBLIC_URL/],
     ['a LOG_LEVEL pino does not know', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
-    ['BUS=kafka without KAFKA_BROKERS', { BUS: 'kafka' }, /KAFKA_BROKERS: required with BUS=kafka/],
+    ['a FLEET_KAFKA_PORT that is not a port', { BUS: 'kafka', FLEET_KAFKA_PORT: 'ninety' }, /FLEET_KAFKA_PORT/],
   ])(
     'refuses %s with a message naming the variable, and exit status 1, before starting anything',
     async (_name, env, message) => {

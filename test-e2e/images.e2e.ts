@@ -1,11 +1,21 @@
 import OpenAI from 'openai';
 import { fakeImage } from './support/fake-openai-images';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { closedHold, expectReleased, generationOf, holdCount, ledgerRow, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+import {
+  closedHold,
+  expectReleased,
+  generationOf,
+  holdCount,
+  ledgerRow,
+  type Mode,
+  type TestGateway,
+  useGatewaySuite,
+  EVENTS_FLEET,
+} from './support/harness';
 import { nano } from './support/money';
 import { plainChatModel } from './support/config';
 
-const modes: Mode[] = ['embedded', 'fleet'];
+const modes: Mode[] = ['embedded', EVENTS_FLEET];
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILE_URL = /\/v1\/files\/file_[a-z0-9]{24}$/;
 /** Per image, as the catalogue below prices it. */

@@ -1,7 +1,17 @@
 import { silentMp4 } from '../libs/upstreams/src/simulated/mp4';
 import { waitFor } from '../libs/testing/src/wait';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
-import { closedHold, expectReleased, generationOf, holdCount, type Mode, settled, type TestGateway, useGatewaySuite } from './support/harness';
+import {
+  closedHold,
+  expectReleased,
+  generationOf,
+  holdCount,
+  type Mode,
+  settled,
+  type TestGateway,
+  useGatewaySuite,
+  EVENTS_FLEET,
+} from './support/harness';
 import {
   FAL_KEY_ENV,
   falJobOf,
@@ -20,7 +30,7 @@ import {
 } from './support/jobs';
 import { nano } from './support/money';
 
-const modes: Mode[] = ['embedded', 'fleet'];
+const modes: Mode[] = ['embedded', EVENTS_FLEET];
 const FILE_URL = /\/v1\/files\/file_[a-z0-9]{24}$/;
 /** `seconds` of video at the catalogue's rate, in nano-USD. */
 const videoCost = (seconds: number) => BigInt(seconds) * nano(VIDEO_RATE);

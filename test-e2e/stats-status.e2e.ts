@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { startGateway, type Mode, type TestGateway } from './support/harness';
+import { startGateway, type Mode, type TestGateway, isFleet, EVENTS_FLEET } from './support/harness';
 
 /** Short intervals so a test sees samples and fresh stats; the contract's five minutes is the default (stats.cache_ttl). */
 const config = {
@@ -46,7 +46,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
-describe.each(['embedded', 'fleet'] as Mode[])('GET /v1/stats and /v1/status through the %s gateway', (mode) => {
+describe.each(['embedded', EVENTS_FLEET] as Mode[])('GET /v1/stats and /v1/status through the %s gateway', (mode) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startGateway(mode, config);
@@ -119,7 +119,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('GET /v1/stats and /v1/status thr
     }
   }, 60_000);
 
-  if (mode === 'fleet') {
+  if (isFleet(mode)) {
     it('with billing stopped, /v1/status still answers 200 and payments is not operational', async () => {
       await gw.killService?.('billing');
       const body = await until('payments to be measured down', async () => {

@@ -56,8 +56,10 @@ export function kafkaClasspath(): string {
       .some((jar) => !fs.existsSync(jar));
   if (stale) {
     process.stderr.write('kafka: resolving the broker jars from Maven Central (the first time takes a minute or two)\n');
+    // Maven's output goes to stderr: stdout carries only what the caller reads (KAFKA_BROKERS=…), and Maven writes
+    // colour resets there even with -q.
     execFileSync('mvn', ['-q', '-B', '-f', POM, 'dependency:build-classpath', `-Dmdep.outputFile=${CLASSPATH_FILE}`], {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', process.stderr, 'inherit'],
     });
   }
   return fs.readFileSync(CLASSPATH_FILE, 'utf8').trim();

@@ -2,14 +2,17 @@ import { Client } from 'pg';
 import { waitFor } from '../../libs/testing/src/wait';
 import { TEXT_PRICE } from '../support/config';
 import { type FakeFal, startFakeFal } from '../support/fake-fal';
-import { PG_URL, expectLedgerInvariants, settled } from '../support/harness';
+import { EVENTS_FLEET, PG_URL, expectLedgerInvariants, settled } from '../support/harness';
+import { KAFKA_BROKERS } from '../../libs/testing/src/kafka';
 import { FAL_KEY_ENV, HOLD, falJobOf, jobsClient, jobsConfig, release, startRunning, VIDEO_RATE } from '../support/jobs';
 import { nano, textCost } from '../support/money';
-import { type FaultFleet, type GatedUpstream, gatedConfig, redisCommandAt, startFaultFleet, startGatedUpstream } from './support/private-engines';
+import { busView } from './support/bus-view';
+import { type FaultFleet, type GatedUpstream, gatedConfig, startFaultFleet, startGatedUpstream } from './support/private-engines';
 
 /**
  * Reliability, item 1 (fleet): a service process SIGKILLed while money is in flight. One fleet on the machine's
- * PostgreSQL and Redis (nothing here stops them); every test ends with MONEY.md's invariants.
+ * PostgreSQL and Redis (nothing here stops them), its events on Redis Streams and, where a broker runs (always in CI),
+ * again on Kafka; every test ends with MONEY.md's invariants.
  */
 
 /** Every call of the gated upstream: 3 prompt and 1 completion tokens at the e2e catalogue's price, 0.005 USD. */
@@ -35,7 +38,10 @@ function config(upstreamUrl: string, falUrl: string) {
   };
 }
 
-describe('fleet: a service SIGKILLed with money in flight', () => {
+/** Both buses: what a killed consumer leaves behind differs (Redis: pending entries claimed; Kafka: a rebalance). */
+const buses = ['redis', ...(EVENTS_FLEET === 'fleet-kafka' ? ['kafka'] : [])] as const;
+
+describe.each(buses)('fleet on %s: a service SIGKILLed with money in flight', (bus) => {
   let upstream: GatedUpstream;
   let fal: FakeFal;
   let f: FaultFleet;
@@ -43,7 +49,11 @@ describe('fleet: a service SIGKILLed with money in flight', () => {
   beforeAll(async () => {
     upstream = await startGatedUpstream();
     fal = await startFakeFal();
-    f = await startFaultFleet(config(upstream.url, fal.url), { postgresUrl: PG_URL, redisUrl: REDIS_URL }, { [FAL_KEY_ENV]: fal.key });
+    f = await startFaultFleet(
+      config(upstream.url, fal.url),
+      { postgresUrl: PG_URL, redisUrl: REDIS_URL, ...(bus === 'kafka' ? { kafkaBrokers: KAFKA_BROKERS.join(',') } : {}) },
+      { [FAL_KEY_ENV]: fal.key },
+    );
   }, 120_000);
   afterAll(async () => {
     await f?.stop();
@@ -276,15 +286,16 @@ describe('fleet: a service SIGKILLed with money in flight', () => {
       expect({ status: o.status, code: JSON.parse(o.body).error?.code }).toEqual({ status: 503, code: 'upstream_unavailable' });
     }
     // What the dead consumer had read and not acknowledged: the caught settle at least.
-    const stream = `${f.busPrefix}billing.holds`;
-    const [pendingAtRestart] = (await redisCommandAt(REDIS_URL, 'XPENDING', stream, 'billing')) as [number];
+    const view = busView(f);
+    const pendingAtRestart = await view.unacknowledgedSettles();
     expect(pendingAtRestart).toBeGreaterThanOrEqual(1);
 
     await f.fleet.restart('billing');
     const ok = results.filter((o) => o.status === 200);
     const okIds = ok.map((o) => o.requestId!);
     expect(new Set(okIds).size).toBe(ok.length);
-    // Redelivery: what the dead consumer held is claimed once idle (30 s), the rest is read anew.
+    // Redelivery: what the dead consumer held is claimed once idle (Redis: 30 s), or its partitions are handed to the
+    // restarted member once the dead one's session ends (Kafka); the rest is read anew.
     await waitFor(
       async () =>
         (await f.ledger(`SELECT count(*)::int AS n FROM holds WHERE request_id = ANY($1) AND state = 'settled'`, [okIds]))[0].n === ok.length,
@@ -292,12 +303,12 @@ describe('fleet: a service SIGKILLed with money in flight', () => {
       120_000,
     );
     // The caught settle was committed by its database session after billing died; its redelivery is a no-op, acknowledged.
-    await waitFor(
-      async () => ((await redisCommandAt(REDIS_URL, 'XPENDING', stream, 'billing')) as [number])[0] === 0,
-      'billing to acknowledge every settle',
-      120_000,
-    );
-    expect(await redisCommandAt(REDIS_URL, 'XLEN', `${f.busPrefix}dead:billing.holds`)).toBe(0);
+    try {
+      await waitFor(async () => (await view.unacknowledgedSettles()) === 0, 'billing to acknowledge every settle', 120_000);
+      expect(await view.deadLetteredSettles()).toBe(0);
+    } finally {
+      await view.close();
+    }
     // A hold whose placing answer billing never sent (killed mid-request) stays open until its expiry: its client got a 503.
     const orphans = await f.ledger<{ id: string; request_id: string }>(`SELECT id, request_id FROM holds WHERE account_id = $1 AND state = 'open'`, [
       acct.accountId,
@@ -320,7 +331,7 @@ describe('fleet: a service SIGKILLed with money in flight', () => {
     const [account] = await f.ledger(`SELECT held::text AS held, total_usage::text AS usage FROM accounts WHERE id = $1`, [acct.accountId]);
     expect(account).toEqual({ held: '0', usage: (BigInt(ok.length) * PER_CALL).toString() });
     process.stdout.write(
-      `billing kill: ${results.length} calls under load, ${ok.length} answered 200 (${lateCount} settled while billing was dead), ` +
+      `billing kill (${bus}): ${results.length} calls under load, ${ok.length} answered 200 (${lateCount} settled while billing was dead), ` +
         `${results.length - ok.length} refused 503, ${appliedAtKill} settles applied before the kill, ${pendingAtRestart} unacknowledged at the restart, ` +
         `${orphans.length} orphaned holds expired; money lost 0\n`,
     );

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { startFakeUpstream } from '../../libs/upstreams/src/testing';
 import { STATUS_PROBE_AGENT } from '../../services/catalogue/src/status/checks';
 import { waitFor } from '../../libs/testing/src/wait';
 
@@ -11,8 +11,8 @@ export interface Received {
 }
 
 /**
- * A local fake of a provider: its base URL (…/v1), every request it received in order (the status monitor's probes
- * excepted), and a way to stop it.
+ * A local fake of a provider as the e2e suites see it (a view of @gateway/upstreams/testing's fake upstream): its base
+ * URL (…/v1), every request it received in order and parsed (the status monitor's probes excepted), and a way to stop it.
  */
 export interface FakeUpstream {
   url: string;
@@ -26,41 +26,36 @@ export interface FakeUpstream {
 }
 
 /**
- * The shell every fake provider shares: reads and records each JSON or multipart request, then lets `handle` answer it in the
- * provider's own protocol (and fail, stall or break as the upstream model name asks).
+ * The shell every fake provider shares: @gateway/upstreams/testing's fake upstream, with each JSON or multipart request
+ * read and recorded as the e2e suites look at it, then `handle` answers it in the provider's own protocol (and fails,
+ * stalls or breaks as the upstream model name asks).
  */
 export async function startFakeServer(
   handle: (req: http.IncomingMessage, res: http.ServerResponse, received: Received) => void | Promise<void>,
 ): Promise<FakeUpstream> {
   const requests: Received[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const raw = Buffer.concat(chunks);
-      const type = req.headers['content-type'] ?? '';
-      const body = /^multipart\/form-data/i.test(type) ? await formFields(raw, type) : JSON.parse(raw.toString() || '{}');
-      const received = { model: typeof body.model === 'string' ? body.model : '', body, headers: req.headers };
-      // The status monitor's reachability probes are no API calls and come at any time: a test counting the calls
-      // its request made must not count one (rerank.e2e did, once).
-      if (req.headers['user-agent'] !== STATUS_PROBE_AGENT) requests.push(received);
+  // The status monitor's reachability probes are no API calls and come at any time: a test counting the calls
+  // its request made must not count one (rerank.e2e did, once).
+  const isProbe = (headers: http.IncomingHttpHeaders) => headers['user-agent'] === STATUS_PROBE_AGENT;
+  const up = await startFakeUpstream(
+    async (hit, res, req) => {
+      const type = hit.headers['content-type'] ?? '';
+      const body = /^multipart\/form-data/i.test(type) ? await formFields(hit.body, type) : JSON.parse(hit.body.toString() || '{}');
+      const received = { model: typeof body.model === 'string' ? body.model : '', body, headers: hit.headers };
+      if (!isProbe(hit.headers)) requests.push(received);
       void handle(req, res, received);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    },
+    { unrecorded: isProbe },
+  );
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    url: up.baseUrl,
     requests,
     received: async (match, what, timeoutMs = 10_000) => {
       let found: Received | undefined;
       await waitFor(() => (found = requests.find(match)) !== undefined, `the fake upstream to receive ${what}`, timeoutMs);
       return found!;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: up.close,
   };
 }
 

@@ -8,11 +8,32 @@ import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
 import { fleetPorts, startFleet } from '../../deploy/local-fleet';
+import { KAFKA, KAFKA_BROKERS } from '../../libs/testing/src/kafka';
 import { waitFor } from '../../libs/testing/src/wait';
 import { countTokens } from '../../libs/upstreams/src/tokens';
 import { textCost, type TextPrice } from './money';
 
-export type Mode = 'embedded' | 'fleet';
+/**
+ * How a suite runs the gateway: embedded (one process, in-memory bus), or the fleet (a process per service) with its
+ * hold and settle events on Redis Streams (`fleet`) or on Kafka (`fleet-kafka`, the design's transport).
+ */
+export type Mode = 'embedded' | 'fleet' | 'fleet-kafka';
+
+/** A mode that runs the fleet, on either bus. */
+export const isFleet = (mode: Mode): boolean => mode !== 'embedded';
+
+/**
+ * The fleet mode of the suites that carry the design's events (chat and streams, media, jobs, webhooks, stats, MCP):
+ * on Kafka wherever a broker answers, which under CI=true it must (an absent one fails their start), else on Redis
+ * Streams with a note. Every other fleet suite runs on Redis Streams, so both buses carry the fleet in CI without
+ * running any suite twice (docs/architecture.md, "Which bus the fleet runs on").
+ */
+export const EVENTS_FLEET: Mode = (() => {
+  const reason = KAFKA.skipReason();
+  if (!reason) return 'fleet-kafka';
+  process.stderr.write(`the fleet suites of the design's events run on Redis Streams here: ${reason}\n`);
+  return 'fleet';
+})();
 
 export interface TestGateway {
   mode: Mode;
@@ -64,7 +85,7 @@ export function pickFleetPort(): Promise<number> {
 const FETCH_BLOCKED = new Set([10080]);
 
 /** A port below the ephemeral range whose `span` (the ports a gateway listens on from there) is free right now. */
-async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
+export async function pickPort(span: (port: number) => number[], what: string): Promise<number> {
   for (let i = 0; i < 50; i++) {
     // The metrics listeners sit 1000 above, still below the ephemeral range.
     const candidate = 10_000 + Math.floor(Math.random() * 21_000);
@@ -138,6 +159,9 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
       dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
       return startFleet({
         port,
+        // Kafka: the topics and groups take the fleet's prefix (its database name), so suites sharing the broker never
+        // see each other's events; the fleet creates the topics, as the broker creates none on first use.
+        ...(mode === 'fleet-kafka' ? { bus: 'kafka' as const, kafkaBrokers: KAFKA_BROKERS.join(',') } : {}),
         // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
         publicUrl: `http://127.0.0.1:${port}`,
         databaseUrl: dbUrl.toString(),

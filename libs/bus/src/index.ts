@@ -7,4 +7,5 @@ export { createKafkaBus, type KafkaBusOptions } from './kafka';
 export { openBus, type OpenBusOptions } from './open';
 export type { BusMetrics } from './fault-metric';
 export { withTracing } from './tracing';
+export { provisionKafkaTopics, provisionedTopicNames, type ProvisionTopicsOptions } from './topic-provision';
 export { busOptionsFromEnv, kafkaOptionsFromEnv, type BusEnv } from './bus-env';

@@ -39,7 +39,8 @@ async function freePortPair(): Promise<number> {
     });
   for (;;) {
     const first = await listen(0);
-    const port = (first?.address() as net.AddressInfo).port;
+    if (!first) continue;
+    const port = (first.address() as net.AddressInfo).port;
     const second = port < 65535 ? await listen(port + 1) : undefined;
     await Promise.all([first, second].map((s) => new Promise((r) => (s ? s.close(r) : r(undefined)))));
     if (second) return port;

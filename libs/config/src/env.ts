@@ -24,7 +24,7 @@ const envSchema = z.object({
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
-  /** Kafka: prepended to every topic name, so gateways sharing one cluster stay apart. */
+  /** Kafka: prepended to every topic and consumer-group name, so gateways sharing one cluster stay apart (deploy/kafka/topics.ts creates the topics). */
   KAFKA_TOPIC_PREFIX: z
     .string()
     .regex(/^[\w.-]+$/, 'letters, digits and . _ - only')

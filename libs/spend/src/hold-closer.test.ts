@@ -3,7 +3,8 @@ import { waitFor } from '../../testing/src/wait';
 import { HoldCloser } from './hold-closer';
 import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
 import { PaidCall } from './paid-call';
-import { answers, fakeUpstream, recordingLogger, spendFixture, testContext, type SpendFixture } from './testing';
+import { answers, fakeTextProtocol } from '@gateway/upstreams/testing';
+import { recordingLogger, spendFixture, testContext, type SpendFixture } from './testing';
 
 describe('HoldCloser', () => {
   let fx: SpendFixture;
@@ -13,7 +14,7 @@ describe('HoldCloser', () => {
   /** A hold placed and answered by a PaidCall, as the first process would leave it. */
   async function placedAndAnswered() {
     const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a'], streamed: true, worstCase: () => 5_000n });
-    const upstream = fakeUpstream({ 'p1/a': answers('ok') });
+    const upstream = fakeTextProtocol({ 'p1/a': answers('ok') });
     await paid.call((_m, ep) => upstream.protocol.chat(ep, {}, { signal: new AbortController().signal, requestId: paid.record.requestId }));
     return paid;
   }

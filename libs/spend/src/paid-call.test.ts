@@ -1,16 +1,7 @@
 import { GatewayError } from '@gateway/errors';
 import { PaidCall } from './paid-call';
-import {
-  answers,
-  failingPublish,
-  fails,
-  fakeUpstream,
-  spendFixture,
-  testContext,
-  type Behaviour,
-  type SpendFixture,
-  type TestModel,
-} from './testing';
+import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
+import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from './testing';
 
 const usage = (chargeNano: bigint) => ({ chargeNano, tokensPrompt: 3, tokensCompletion: 4, finishReason: 'stop' });
 
@@ -21,7 +12,7 @@ describe('PaidCall', () => {
 
   /** Begins a text call on `slugs` holding `worstCase` nano-USD, and runs it against `behaviours`. */
   async function run(slugs: string[], behaviours: Record<string, Behaviour>, opts: { worstCase?: bigint; signal?: AbortSignal } = {}) {
-    const upstream = fakeUpstream(behaviours);
+    const upstream = fakeTextProtocol(behaviours);
     const paid = await PaidCall.begin(fx.deps, {
       ctx: testContext(),
       category: 'text',
@@ -96,7 +87,7 @@ describe('PaidCall', () => {
 
   it('releases the hold when no upstream is healthy by the time the call runs', async () => {
     await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
-    const upstream = fakeUpstream({ 'p1/a': answers('never asked') });
+    const upstream = fakeTextProtocol({ 'p1/a': answers('never asked') });
     const paid = await PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a'], streamed: false, worstCase: () => 1000n });
     fx.circuits.failure('p1/a'); // another request opened the circuit after our hold was placed
     await expect(paid.call((_m, ep) => upstream.protocol.chat(ep, {}, { signal: new AbortController().signal, requestId: 'r' }))).rejects.toThrow(

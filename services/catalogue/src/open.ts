@@ -1,12 +1,11 @@
 import type { EventBus, Subscription } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, parseDuration } from '@gateway/config';
 import { type Db, openServiceDb } from '@gateway/db';
-import { EVENT_TYPES, endpointHealthSchema, TOPICS } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import { type CatalogueService, createCatalogueService } from './service';
 import { migrations } from './migrations';
 import type { SharedAnswers } from './shared-answers';
-import { consumeStatsEvents } from './stats/consumer';
+import { consumeCatalogueEvents } from './stats/consumer';
 import { UsageTally } from './stats/usage-tally';
 import { StatsStore } from './stats/store';
 import { apiCheck, httpProbe, paymentsCheck, providersCheck, type StoragePing, storageCheck } from './status/checks';
@@ -77,15 +76,7 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
     service,
     async subscribe() {
       tally.start();
-      subscriptions.push(await consumeStatsEvents(stats, tally, bus, logger));
-      subscriptions.push(
-        await bus.subscribe('catalogue', [TOPICS.endpointHealth], async (event) => {
-          if (event.type !== EVENT_TYPES.endpointHealth) return;
-          const parsed = endpointHealthSchema.safeParse(event.data);
-          if (!parsed.success) return void logger.error({ eventId: event.id, issues: parsed.error.issues }, 'dropping malformed health report');
-          await statusStore.saveReport(parsed.data);
-        }),
-      );
+      subscriptions.push(await consumeCatalogueEvents({ store: stats, tally, saveReport: (r) => statusStore.saveReport(r) }, bus, logger));
       pruner = setInterval(() => void stats.prune(now()).catch((err) => logger.warn({ err }, 'stats prune failed')), 3_600_000);
       pruner.unref();
     },

@@ -349,8 +349,12 @@ export interface FaultFleet {
   url: string;
   databaseUrl: string;
   redisUrl: string;
+  /** The bus its events travel on. */
+  bus: 'redis' | 'kafka';
   /** The Redis Streams key prefix of this fleet's bus (GATEWAY_BUS_PREFIX, one per database). */
   busPrefix: string;
+  /** On Kafka: the brokers, and the prefix of its topics and groups (KAFKA_TOPIC_PREFIX, one per database). */
+  kafka?: { brokers: string; prefix: string };
   /** SQL on the fleet's database with billing's schema first on the search path (jobs' tables: jobs.jobs). */
   ledger: LedgerAccess['ledger'];
   admin(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }>;
@@ -369,7 +373,7 @@ export interface FaultFleet {
  */
 export async function startFaultFleet(
   config: unknown,
-  engines: { postgresUrl: string; redisUrl: string },
+  engines: { postgresUrl: string; redisUrl: string; kafkaBrokers?: string },
   env: Record<string, string> = {},
 ): Promise<FaultFleet> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-faults-'));
@@ -385,6 +389,7 @@ export async function startFaultFleet(
       publicUrl: `http://127.0.0.1:${port}`,
       databaseUrl: dbUrl.toString(),
       redisUrl: engines.redisUrl,
+      ...(engines.kafkaBrokers ? { bus: 'kafka' as const, kafkaBrokers: engines.kafkaBrokers } : {}),
       configPath,
       adminToken,
       dropDatabaseOnStop: true,
@@ -404,7 +409,9 @@ export async function startFaultFleet(
     url: started.url,
     databaseUrl: dbUrl.toString(),
     redisUrl: engines.redisUrl,
+    bus: engines.kafkaBrokers ? 'kafka' : 'redis',
     busPrefix: `bus:${dbUrl.pathname.slice(1)}:`,
+    ...(engines.kafkaBrokers ? { kafka: { brokers: engines.kafkaBrokers, prefix: `${dbUrl.pathname.slice(1)}.` } } : {}),
     ledger: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
     admin,
     account: (credits) => openAccount(admin, credits, { label: 'faults' }),

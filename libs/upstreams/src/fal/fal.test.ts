@@ -1,6 +1,5 @@
 import type { ResolvedEndpoint } from '@gateway/config';
-import { startFakeFal, type FakeFal } from '../../../../test-e2e/support/fake-fal';
-import { json, startFakeUpstream } from '../testing/fake-upstream';
+import { json, startFakeFal, startFakeUpstream, type FakeFal } from '../testing';
 import { UpstreamError } from '../upstream-error';
 import { createFalProtocol } from '.';
 

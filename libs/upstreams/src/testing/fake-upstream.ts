@@ -14,20 +14,33 @@ export interface Hit {
 export interface FakeUpstream {
   /** `http://127.0.0.1:<port>/v1`, as a provider's base_url. */
   baseUrl: string;
+  /** Every request received, in order (but those `unrecorded` leaves out). */
   hits: Hit[];
   close(): Promise<void>;
 }
 
-/** A provider on 127.0.0.1 answering each whole request with `handle`, for the HTTP protocols' unit tests. */
-export async function startFakeUpstream(handle: (hit: Hit, res: http.ServerResponse) => void | Promise<void>): Promise<FakeUpstream> {
+export interface FakeUpstreamOptions {
+  /** Requests answered but not recorded (the e2e suites leave out the status monitor's probes, which are no API calls). */
+  unrecorded?: (headers: http.IncomingHttpHeaders) => boolean;
+}
+
+/**
+ * A provider on 127.0.0.1 answering each whole request with `handle`: the HTTP protocols' unit tests, the conformance
+ * suite's replays, and the e2e suites' fake providers (test-e2e/support/fake-server.ts) are all served by it. `req` is
+ * there for what a handler does to the connection itself (destroying its socket to break an answer).
+ */
+export async function startFakeUpstream(
+  handle: (hit: Hit, res: http.ServerResponse, req: http.IncomingMessage) => void | Promise<void>,
+  options: FakeUpstreamOptions = {},
+): Promise<FakeUpstream> {
   const hits: Hit[] = [];
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const hit = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(parts) };
-      hits.push(hit);
-      void handle(hit, res);
+      if (!options.unrecorded?.(req.headers)) hits.push(hit);
+      void handle(hit, res, req);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

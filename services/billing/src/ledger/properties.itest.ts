@@ -11,7 +11,7 @@ import { until } from '../testing/until';
 import { addCredits, createAccount } from './accounts';
 import { createKey } from './keys';
 import { createLedger, expireHolds, type Ledger } from './holds';
-import { type Cmd, type LedgerHarness, type ScenarioOptions, type Setup, runScenario, sqlHarness, Tally } from './ledger-model';
+import { type Cmd, type LedgerHarness, type ScenarioOptions, type Setup, runScenario, sqlHarness, Tally } from '../testing/ledger-model';
 import { MemoryLedger } from './memory/memory-ledger';
 
 /**
@@ -19,7 +19,7 @@ import { MemoryLedger } from './memory/memory-ledger';
  * hold), released, replayed and retried, streams' checkpoints kept and charged when their short hold is swept,
  * top-ups and corrections, key caps set, raised, lowered and removed, on several accounts and keys, each batch of
  * commands run concurrently (Promise.all), so PGlite's group commit and PostgreSQL's row locks both see contention.
- * ledger-model.ts checks every outcome and the whole ledger after every batch: never overspend, never charge twice,
+ * testing/ledger-model checks every outcome and the whole ledger after every batch: never overspend, never charge twice,
  * always balance.
  *
  * The SQL ledger runs on PostgreSQL and PGlite; the embedded gateway's in-memory ledger (ledger/memory) runs the

@@ -3,7 +3,7 @@ import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
 import { EVENT_TYPES, TOPICS, type UsageRecorded } from '@gateway/events';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../migrations';
-import { consumeStatsEvents } from './consumer';
+import { consumeCatalogueEvents } from './consumer';
 import { StatsStore } from './store';
 import { UsageTally } from './usage-tally';
 
@@ -31,7 +31,7 @@ describe('stats events over the in-memory bus', () => {
       taken.push(eventId);
       add(eventId, finishedAt, tokens);
     };
-    const sub = await consumeStatsEvents(store, tally, bus, logger);
+    const sub = await consumeCatalogueEvents({ store, tally }, bus, logger);
     const finished = new Date('2025-08-10T12:00:00Z');
     const data: UsageRecorded = {
       hold_id: 'hold_twice',

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { wavHeader } from '@gateway/upstreams/src/simulated/wav';
+import { wavHeader } from '@gateway/upstreams/testing';
 import { measureSeconds } from './duration';
 import type { AudioFormat } from './schema';
 

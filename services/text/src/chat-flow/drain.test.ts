@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jsonBody, serve } from '@gateway/service-kit';
 import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
-import { fakeUpstream, spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { fakeTextProtocol } from '@gateway/upstreams/testing';
 import { promptText } from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';
 import { mountChatCompletions } from '../chat-completions/handler';
@@ -24,7 +25,7 @@ describe('a stream still open when the drain runs out', () => {
     const router = Router();
     router.use(jsonBody('1mb'));
     // Says "Hello", then stays open; once cut, it takes 100 ms to notice.
-    const upstream = fakeUpstream({ 'p1/chat': () => ({ pieces: ['Hello'], openUntilAbortedMs: 100 }) });
+    const upstream = fakeTextProtocol({ 'p1/chat': () => ({ pieces: ['Hello'], openUntilAbortedMs: 100 }) });
     mountChatCompletions(router, { ...fx.deps, openHolds, protocolOf: () => upstream.protocol });
     const app = createServiceApp();
     app.use(router);

@@ -1,16 +1,7 @@
 import type { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
-import {
-  answers,
-  failingPublish,
-  fails,
-  fakeUpstream,
-  spendFixture,
-  testContext,
-  type Behaviour,
-  type SpendFixture,
-  type TestModel,
-} from '@gateway/spend/src/testing';
+import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/src/testing';
+import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
 import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { UpstreamError, countTokens } from '@gateway/upstreams';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
@@ -29,7 +20,7 @@ describe('chat flow', () => {
   /** The flow's deps over the fixture, with every provider kind served by one fake upstream. */
   async function world(models: TestModel[], behaviours: Record<string, Behaviour>) {
     fx = await spendFixture(models);
-    const upstream = fakeUpstream(behaviours);
+    const upstream = fakeTextProtocol(behaviours);
     const deps: TextDeps = { ...fx.deps, protocolOf: () => upstream.protocol };
     return { deps, upstream, model: (id: string) => fx.deps.registry.get(id)! };
   }
