@@ -116,7 +116,8 @@ const portOpen = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
-const alive = (pid: number) => {
+/** Whether a process with this pid still runs (signal 0 only checks). */
+export const processAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
@@ -132,7 +133,7 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
   const pidFile = path.join(dataDir, 'broker.pid');
   const brokers = `127.0.0.1:${port}`;
   const previous = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : 0;
-  if (previous && alive(previous) && (await portOpen(port)))
+  if (previous && processAlive(previous) && (await portOpen(port)))
     return { brokers, pid: previous, started: false, stop: () => stopPid(previous, pidFile) };
   if (await portOpen(port)) throw new Error(`kafka: 127.0.0.1:${port} is taken by another process; set KAFKA_BROKERS to use it, or free the port`);
 
@@ -163,7 +164,7 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
   while (!(await portOpen(port))) {
-    if (!alive(pid)) throw new Error(`kafka: the broker exited during start; see ${path.join(dataDir, 'broker.log')}`);
+    if (!processAlive(pid)) throw new Error(`kafka: the broker exited during start; see ${path.join(dataDir, 'broker.log')}`);
     if (Date.now() > deadline) {
       await stopPid(pid, pidFile);
       throw new Error(`kafka: the broker did not listen on ${brokers} in time; see ${path.join(dataDir, 'broker.log')}`);
@@ -175,11 +176,11 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
 
 /** SIGTERM lets the broker close its log cleanly; a broker that has not gone after 30 s is killed. */
 async function stopPid(pid: number, pidFile: string): Promise<void> {
-  if (!alive(pid)) return;
+  if (!processAlive(pid)) return;
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 30_000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (processAlive(pid)) process.kill(pid, 'SIGKILL');
   fs.rmSync(pidFile, { force: true });
 }
 

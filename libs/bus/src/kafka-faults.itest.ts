@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureKafkaBroker, type RunningBroker } from '../../../deploy/kafka/broker';
+import { ensureKafkaBroker, processAlive, type RunningBroker } from '../../../deploy/kafka/broker';
 import { runEntry, type RunningProcess } from '../../../test-e2e/support/process';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { BusEvent, EventBus } from './port';
@@ -46,15 +46,6 @@ async function freePortPair(): Promise<number> {
     if (second) return port;
   }
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Deliveries per event id: an idempotent consumer applies the first, and ignores the others. */
 class Applied {
@@ -144,7 +135,7 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     await waitFor(() => applied.size >= 100, '100 events applied before the kill', 20_000);
     const killed = broker!.pid;
     process.kill(killed, 'SIGKILL');
-    await waitFor(() => !alive(killed), 'the broker to die', 10_000);
+    await waitFor(() => !processAlive(killed), 'the broker to die', 10_000);
     const beforeRestart = acknowledged.length;
     const down = Date.now();
     broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
