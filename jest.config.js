@@ -28,7 +28,7 @@ module.exports = {
       ...common,
       displayName: 'integration',
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-integration.js'],
-      testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts', '<rootDir>/test-e2e/**/*.itest.ts'],
     },
     { ...common, displayName: 'e2e', setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-e2e.js'], testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
   ],

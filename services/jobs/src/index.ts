@@ -20,6 +20,7 @@ import { createWebhookDispatcher, type Resolver } from './webhooks';
 export { migrations } from './migrations';
 export { openJobs, type JobsOptions } from './open';
 export { inProcessMediaFiles } from './media/in-process';
+export { verifyWebhook } from './webhooks';
 export { httpMediaFiles } from './media/http';
 export type { MediaFilesPort } from './media/port';
 
