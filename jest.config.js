@@ -15,7 +15,7 @@ module.exports = {
       ...common,
       displayName: 'unit',
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-unit.js'],
-      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/scripts/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '\\.pglite\\.test\\.ts$'],
     },
     {
@@ -28,7 +28,7 @@ module.exports = {
       ...common,
       displayName: 'integration',
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-integration.js'],
-      testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts', '<rootDir>/test-e2e/**/*.itest.ts'],
     },
     { ...common, displayName: 'e2e', setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-e2e.js'], testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
   ],

@@ -4,7 +4,7 @@
  * request handlers do, to two consumer groups; reports publishes/s and the time until both groups have them all.
  */
 import os from 'node:os';
-import { createMemoryBus } from '../libs/bus/src/memory';
+import { createMemoryBus } from '@gateway/bus';
 
 const EVENTS = Number(process.env.BENCH_BUS_EVENTS ?? 20_000);
 const KEYS = Number(process.env.BENCH_BUS_KEYS ?? 500);

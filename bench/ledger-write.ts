@@ -10,11 +10,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openServiceDb } from '../libs/db/src/open';
-import type { LedgerRecord } from '../services/billing/src/ledger/memory/records';
-import { writeBatch } from '../services/billing/src/ledger/memory/write-behind';
-import { migrations } from '../services/billing/src/migrations';
-import { holdFacts, payer, usageRecord } from '../services/billing/src/testing/ledger-fixtures';
+import { openServiceDb } from '@gateway/db';
+import { type LedgerRecord, writeBatch, holdFacts, payer, usageRecord } from '@gateway/billing/testing';
+import { migrations } from '@gateway/billing';
 
 const SIZES = (process.env.BENCH_LEDGER_BATCHES ?? '100,250,1000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_LEDGER_ROUNDS ?? 3);

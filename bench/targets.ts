@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fleetPorts, startFleet } from '../deploy/local-fleet';
+import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import type { TargetName } from './options';
 import { freePort, freePortSet, ROOT, spawnNode, stopChild, lineMatching, track, waitFor } from './procs';
 import { DIRECT, type Req, type Scenario } from './scenarios';

@@ -22,7 +22,7 @@ import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
 import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
 
-import { FLEET_MIGRATIONS, migrateServiceSchema } from '../services/gateway/src/fleet-migrations';
+import { FLEET_MIGRATIONS, migrateServiceSchema } from '@gateway/gateway/fleet-migrations';
 import { DEFAULT_KAFKA_PORT, ensureKafkaBroker, type RunningBroker } from './kafka/broker';
 import { ensureGatewayTopics } from './kafka/topics';
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `pnpm test`: lint and format check, type-check, then every jest project (unit, integration on real PostgreSQL and Redis, e2e on both
-// run modes), then the operator-contract smoke test in both run modes when ../shared/tools is beside the checkout.
+// `pnpm test`: lint and format check, package boundaries and import cycles (scripts/check-imports.ts), type-check,
+// then every jest project (unit, integration on real PostgreSQL and Redis, e2e on both run modes), then the
+// operator-contract smoke test in both run modes when ../shared/tools is beside the checkout.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ const run = (label, cmd, args, env = {}) => {
 
 if (!fs.existsSync(bin('jest'))) run('install', 'pnpm', ['install', '--frozen-lockfile']);
 run('lint and format (biome)', bin('biome'), ['check', '.']);
+run('package boundaries and import cycles', process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'check-imports.ts')]);
 run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 // PGlite loads its WebAssembly through dynamic import(), which jest's module VM only allows with this flag.
 const nodeOptions = [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--no-warnings=ExperimentalWarning'].filter(Boolean).join(' ');

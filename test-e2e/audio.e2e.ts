@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { wavHeader } from '../libs/upstreams/src/simulated/wav';
+import { wavHeader } from '@gateway/upstreams/testing';
 import { FAKE_REPORTED_SECONDS, fakeSpeechPieces, releaseSpeech, speechFinished } from './support/fake-openai-audio';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import type { ReceivedFile } from './support/fake-server';

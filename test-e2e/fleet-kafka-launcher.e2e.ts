@@ -4,10 +4,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { ensureKafkaBroker, stopKafkaBroker } from '../deploy/kafka/broker';
+import { ensureKafkaBroker, stopKafkaBroker } from 'model-gateway/kafka-broker';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { PG_URL, expectLedgerInvariants, fleetLedger, pickFleetPort, pickPort, settled } from './support/harness';
-import { runEntry, type RunningProcess } from './support/process';
+import { runEntry, type RunningProcess } from '@gateway/testing';
 
 /**
  * `BUS=kafka pnpm fleet` with KAFKA_BROKERS unset, at the process level: the launcher runs deploy/kafka's broker with

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Fleet, startFleet } from '../deploy/local-fleet';
+import { type Fleet, startFleet } from 'model-gateway/local-fleet';
 import { onFleetPorts, PG_URL } from './support/harness';
 import { COMPLETE_FLEET_ENV, everyMainRefused, fleetMainsWith } from './support/fleet-mains';
 

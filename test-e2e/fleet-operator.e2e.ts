@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { PG_URL, pickFleetPort } from './support/harness';
-import { runEntry } from './support/process';
+import { runEntry } from '@gateway/testing';
 
 /**
  * `pnpm fleet` at the process level, started the way an operator starts it: the operator contract's variables

@@ -2,16 +2,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrations as billingMigrations } from '../services/billing/src/migrations';
-import { openServiceDb } from '../libs/db/src';
-import { waitFor } from '../libs/testing/src/wait';
+import { migrations as billingMigrations } from '@gateway/billing';
+import { openServiceDb } from '@gateway/db';
+import { waitFor, type HttpsReceiver, requireTrustedTestCert, startHttpsReceiver, type RunningProcess } from '@gateway/testing';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
 import { closedHold, expectLedgerInvariants } from './support/harness';
-import { type HttpsReceiver, requireTrustedTestCert, startHttpsReceiver } from './support/https-receiver';
 import { FAL_KEY_ENV, falJobOf, HOLD, jobsClient, jobsConfig, release, startRunning, VIDEO_RATE } from './support/jobs';
 import { nano } from './support/money';
 import { freePort, startChildGateway } from './support/child-gateway';
-import type { RunningProcess } from './support/process';
 
 /**
  * Embedded only, as a child process (`pnpm start`) on a data directory: the process is killed with SIGKILL while a
@@ -118,7 +116,7 @@ describe('a job survives its worker killed mid-job (embedded, child process)', (
     expect(new Set(deliveries.map((d) => d.headers['x-gateway-webhook-id'])).size).toBe(1);
     const body = JSON.parse(deliveries[0].body.toString());
     expect(body).toMatchObject({ request_id: id, outcome: 'succeeded', gateway_request_id: result.json.gateway_request_id });
-    const { verifyWebhook } = await import('../services/jobs/src/webhooks/sign');
+    const { verifyWebhook } = await import('@gateway/jobs');
     expect(verifyWebhook(secret, deliveries[0].headers, deliveries[0].body, { now: deliveries[0].at })).toMatchObject({ ok: true });
 
     const billing = await openServiceDb('billing', billingMigrations, { dataDir: path.join(dir, 'data') });

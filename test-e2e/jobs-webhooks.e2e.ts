@@ -1,8 +1,7 @@
-import { verifyWebhook } from '../services/jobs/src/webhooks/sign';
-import { waitFor } from '../libs/testing/src/wait';
+import { verifyWebhook } from '@gateway/jobs';
+import { waitFor, type HttpsReceiver, type ReceivedRequest, requireTrustedTestCert, startHttpsReceiver } from '@gateway/testing';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
 import { holdCount, type Mode, type TestGateway, useGatewaySuite, EVENTS_FLEET } from './support/harness';
-import { type HttpsReceiver, type ReceivedRequest, requireTrustedTestCert, startHttpsReceiver } from './support/https-receiver';
 import { FAL_KEY_ENV, falJobOf, HOLD, type JobsClient, jobsClient, jobsConfig, REQ_ID } from './support/jobs';
 
 const modes: Mode[] = ['embedded', EVENTS_FLEET];

@@ -1,5 +1,5 @@
-import { silentMp4 } from '../libs/upstreams/src/simulated/mp4';
-import { waitFor } from '../libs/testing/src/wait';
+import { silentMp4 } from '@gateway/upstreams';
+import { waitFor } from '@gateway/testing';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
 import {
   closedHold,

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { waitFor } from '../libs/testing/src/wait';
+import { waitFor, runEntry } from '@gateway/testing';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
-import { runEntry } from './support/process';
 
 /** The operator contract (spec/operations.md) at the process level: exit codes, start-up messages, SIGTERM. */
 const run = (env: Record<string, string>) => runEntry('services/gateway/src/main.ts', env);

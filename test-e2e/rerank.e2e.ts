@@ -1,4 +1,4 @@
-import { countTokensOfAll } from '../libs/upstreams/src/tokens';
+import { countTokensOfAll } from '@gateway/upstreams';
 import { fakeScore, startFakeCohere, type FakeCohere } from './support/fake-cohere';
 import { settled, type Mode, type TestGateway, closedHold, generationOf, useGatewaySuite } from './support/harness';
 import { plainChatModel } from './support/config';

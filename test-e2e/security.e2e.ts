@@ -8,9 +8,9 @@ import { Writable } from 'node:stream';
 import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
-import { solidPng } from '../libs/upstreams/src/simulated/png';
-import { waitFor } from '../libs/testing/src/wait';
-import { hashSecret } from '../services/billing/src/ledger/ids';
+import { solidPng } from '@gateway/upstreams/testing';
+import { waitFor } from '@gateway/testing';
+import { hashSecret } from '@gateway/billing/testing';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { expectLedgerInvariants, type LedgerAccess, settled, startGateway, type TestGateway } from './support/harness';
 

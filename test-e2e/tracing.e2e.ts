@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startFleet, type Fleet } from '../deploy/local-fleet';
+import { startFleet, type Fleet } from 'model-gateway/local-fleet';
 import { PG_URL, expectLedgerInvariants, fleetLedger, onFleetPorts, settled } from './support/harness';
 
 interface Span {

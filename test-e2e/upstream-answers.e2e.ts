@@ -1,4 +1,4 @@
-import { countTokens, countTokensOfAll } from '../libs/upstreams/src/tokens';
+import { countTokens, countTokensOfAll } from '@gateway/upstreams';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from './support/fake-anthropic';
 import { startFakeCohere } from './support/fake-cohere';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { DEFAULT_CONFIG, parseConfig, readEnv } from '@gateway/config';
 import { type EmbeddedGateway, startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { openAccount } from '../support/harness';
 
 /**

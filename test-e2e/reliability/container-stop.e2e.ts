@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import { serviceCommand } from '@gateway/topology';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor, REPO_ROOT as ROOT } from '@gateway/testing';
 import { PG_URL, expectLedgerInvariants, settled } from '../support/harness';
 import { textCost } from '../support/money';
 import { TEXT_PRICE } from '../support/config';
-import { ROOT } from '../support/process';
 import { type FaultFleet, type GatedUpstream, gatedConfig, startFaultFleet, startGatedUpstream } from './support/private-engines';
 
 /**

@@ -2,15 +2,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openServiceDb } from '../../libs/db/src';
-import { waitFor } from '../../libs/testing/src/wait';
-import { migrations as billingMigrations } from '../../services/billing/src/migrations';
+import { openServiceDb } from '@gateway/db';
+import { waitFor, type RunningProcess } from '@gateway/testing';
+import { migrations as billingMigrations } from '@gateway/billing';
 import { testConfig, TEXT_PRICE } from '../support/config';
 import { startFakeOpenAI, type FakeUpstream } from '../support/fake-openai';
 import { expectLedgerInvariants } from '../support/harness';
 import { textCost } from '../support/money';
 import { freePort, startChildGateway } from '../support/child-gateway';
-import type { RunningProcess } from '../support/process';
 
 /** What one `test/ok` call costs: the fake answers 3 prompt and 1 completion tokens. */
 const PER_CALL = textCost(TEXT_PRICE, 3, 1);

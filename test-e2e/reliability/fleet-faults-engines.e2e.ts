@@ -1,9 +1,8 @@
-import { encodeEvent } from '../../libs/bus/src/codec';
-import { createRedisBus } from '../../libs/bus/src/redis-streams';
-import { EVENT_TYPES, type HoldClose, TOPICS } from '../../libs/events/src';
-import { usageRecord } from '../../services/billing/src/testing/ledger-fixtures';
-import { describeOrSkip } from '../../libs/testing/src/servers';
-import { waitFor } from '../../libs/testing/src/wait';
+import { encodeEvent } from '@gateway/bus/testing';
+import { createRedisBus } from '@gateway/bus';
+import { EVENT_TYPES, type HoldClose, TOPICS } from '@gateway/events';
+import { usageRecord } from '@gateway/billing/testing';
+import { describeOrSkip, waitFor } from '@gateway/testing';
 import { TEXT_PRICE } from '../support/config';
 import { expectLedgerInvariants } from '../support/harness';
 import { textCost } from '../support/money';

@@ -1,9 +1,8 @@
 import { Client } from 'pg';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor, KAFKA_BROKERS } from '@gateway/testing';
 import { TEXT_PRICE } from '../support/config';
 import { type FakeFal, startFakeFal } from '../support/fake-fal';
 import { EVENTS_FLEET, PG_URL, expectLedgerInvariants, settled } from '../support/harness';
-import { KAFKA_BROKERS } from '../../libs/testing/src/kafka';
 import { FAL_KEY_ENV, HOLD, falJobOf, jobsClient, jobsConfig, release, startRunning, VIDEO_RATE } from '../support/jobs';
 import { nano, textCost } from '../support/money';
 import { busView } from './support/bus-view';

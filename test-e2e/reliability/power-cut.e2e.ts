@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openServiceDb } from '../../libs/db/src';
-import { waitFor } from '../../libs/testing/src/wait';
-import { migrations as billingMigrations } from '../../services/billing/src/migrations';
+import { openServiceDb } from '@gateway/db';
+import { waitFor, type RunningProcess } from '@gateway/testing';
+import { migrations as billingMigrations } from '@gateway/billing';
 import { freePort, startChildGateway } from '../support/child-gateway';
 import { testConfig, TEXT_PRICE } from '../support/config';
 import { startFakeFal, type FakeFal } from '../support/fake-fal';
@@ -13,7 +13,6 @@ import { expectLedgerInvariants } from '../support/harness';
 import { FAL_KEY_ENV, jobsConfig } from '../support/jobs';
 import { textCost } from '../support/money';
 import { powerCutDisk, type PowerCutDisk } from '../support/powercut';
-import type { RunningProcess } from '../support/process';
 
 const PER_CALL = textCost(TEXT_PRICE, 3, 1);
 /**

@@ -3,9 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EMBEDDED_COMMAND, migrateCommand } from '@gateway/topology';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor, REPO_ROOT as ROOT } from '@gateway/testing';
 import { freePort } from '../support/child-gateway';
-import { ROOT } from '../support/process';
 
 /**
  * Issue 34, defect 10, as far as it can be checked without a Docker engine: the image's build stage, done here in a

@@ -1,5 +1,5 @@
 import { DEFAULT_CONFIG } from '@gateway/config';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { expectLedgerInvariants, holdCount, settled } from '../support/harness';
 import { type EmbeddedGateway, startEmbeddedWith } from './support/embedded';
 import { expectRefusal } from './support/refusals';

@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor, REPO_ROOT as ROOT } from '@gateway/testing';
 import { freePort } from '../support/child-gateway';
-import { ROOT } from '../support/process';
 
 /**
  * Issue 32 (stopping): the README's start command, signalled the way a terminal's `kill` or a supervisor signals it

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { testConfig } from '../support/config';
 import { startFakeOpenAI, type FakeUpstream } from '../support/fake-openai';
 import { type Mode, type TestGateway, useGatewaySuite } from '../support/harness';

@@ -1,7 +1,6 @@
 import net from 'node:net';
 import path from 'node:path';
-import { waitFor } from '../../libs/testing/src/wait';
-import { runEntry, type RunningProcess } from './process';
+import { runEntry, type RunningProcess, waitFor } from '@gateway/testing';
 
 /** A port free right now (the gateway must know its public URL before it listens, and keep it across a restart). */
 export const freePort = () =>

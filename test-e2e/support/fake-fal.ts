@@ -1,7 +1,7 @@
-import { startFakeFal as startLibFakeFal, type FakeFal, type FakeFalOptions } from '../../libs/upstreams/src/testing';
-import { STATUS_PROBE_AGENT } from '../../services/catalogue/src/status/checks';
+import { startFakeFal as startLibFakeFal, type FakeFal, type FakeFalOptions } from '@gateway/upstreams/testing';
+import { STATUS_PROBE_AGENT } from '@gateway/catalogue';
 
-export type { FakeFal, FakeFalJob, FalRequest } from '../../libs/upstreams/src/testing';
+export type { FakeFal, FakeFalJob, FalRequest } from '@gateway/upstreams/testing';
 
 /** @gateway/upstreams/testing's fake fal, leaving out the status monitor's probes as the other e2e fakes do (fake-server.ts). */
 export const startFakeFal = (options: Omit<FakeFalOptions, 'unrecorded'> = {}): Promise<FakeFal> =>

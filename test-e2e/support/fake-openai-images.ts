@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { solidPng } from '../../libs/upstreams/src/simulated/png';
+import { solidPng } from '@gateway/upstreams/testing';
 
 /** The PNG the fake makes at position `i` of an answer: a different colour each, so a test can tell them apart. */
 export function fakeImage(i: number): Buffer {

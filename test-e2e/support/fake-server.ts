@@ -1,7 +1,7 @@
 import type http from 'node:http';
-import { startFakeUpstream } from '../../libs/upstreams/src/testing';
-import { STATUS_PROBE_AGENT } from '../../services/catalogue/src/status/checks';
-import { waitFor } from '../../libs/testing/src/wait';
+import { startFakeUpstream } from '@gateway/upstreams/testing';
+import { STATUS_PROBE_AGENT } from '@gateway/catalogue';
+import { waitFor } from '@gateway/testing';
 
 /** One request as a fake upstream received it. */
 export interface Received {

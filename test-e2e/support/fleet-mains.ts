@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { EDGE, SERVICES } from '@gateway/topology';
-import { ROOT, runEntry } from './process';
+import { REPO_ROOT as ROOT, runEntry } from '@gateway/testing';
 
 /** Every command a fleet container runs: the edge and each service of the service table. */
 export const FLEET_PROCESSES = [EDGE.name, ...SERVICES.map((s) => s.name)];

@@ -7,10 +7,9 @@ import { Pool } from 'pg';
 import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
-import { fleetPorts, startFleet } from '../../deploy/local-fleet';
-import { KAFKA, KAFKA_BROKERS } from '../../libs/testing/src/kafka';
-import { waitFor } from '../../libs/testing/src/wait';
-import { countTokens } from '../../libs/upstreams/src/tokens';
+import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
+import { KAFKA, KAFKA_BROKERS, waitFor } from '@gateway/testing';
+import { countTokens } from '@gateway/upstreams';
 import { textCost, type TextPrice } from './money';
 
 /**

@@ -1,4 +1,4 @@
-import { waitFor } from '../../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import type { FakeFal, FakeFalJob } from './fake-fal';
 import type { TestGateway } from './harness';
 import { plainChatModel } from './config';

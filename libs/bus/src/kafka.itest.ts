@@ -8,7 +8,7 @@ import { KAFKA, KAFKA_BROKERS, waitFor, within } from '@gateway/testing';
 
 /**
  * The Kafka adapter's failure paths on a real broker (deploy/kafka's in CI): each case here failed before the fix it
- * names. The contract every adapter keeps is bus.contract.itest.ts; the broker's own faults are kafka-faults.itest.ts.
+ * names. The contract every adapter keeps is bus.contract.itest.ts; the broker's own faults are test-e2e/reliability/kafka-faults.itest.ts.
  */
 const RUN = randomUUID().slice(0, 8);
 let seq = 0;

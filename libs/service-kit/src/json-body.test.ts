@@ -4,7 +4,7 @@ import zlib from 'node:zlib';
 import express, { type ErrorRequestHandler } from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
-import { pause, waitFor } from '../../testing/src/wait';
+import { pause, waitFor } from '@gateway/testing';
 import { checkJsonBody } from './validate';
 import { jsonBody } from './json-body';
 

@@ -1,5 +1,5 @@
 import type { EventBus } from '@gateway/bus';
-import { waitFor } from '../../testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { HoldCloser } from './hold-closer';
 import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
 import { PaidCall } from './paid-call';

@@ -1,6 +1,5 @@
 import { createMemoryBus, type EventBus, type Subscription } from '@gateway/bus';
-import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
-import { withFaults, type FaultyDb } from '@gateway/db/src/testing/faults';
+import { describeOnEngines, withFaults, type FaultyDb } from '@gateway/db/testing';
 import { EVENT_TYPES, TOPICS, type HoldClose } from '@gateway/events';
 import { consumeHoldCloses } from './consumers';
 import { createLedger, type CloseResult, type Ledger } from './ledger/holds';

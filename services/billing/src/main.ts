@@ -1,4 +1,4 @@
-import '@gateway/service-kit/src/tracing-register';
+import '@gateway/service-kit/tracing-register';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openFleetServiceDb } from '@gateway/db';

@@ -2,3 +2,4 @@ export { createCatalogueService, type CatalogueService, type CatalogueState } fr
 export { openCatalogue, type CatalogueDeps, type OpenCatalogue } from './open';
 export { migrations } from './migrations';
 export { redisPing } from './status/redis-ping';
+export { STATUS_PROBE_AGENT } from './status/checks';

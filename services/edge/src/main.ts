@@ -1,4 +1,4 @@
-import '@gateway/service-kit/src/tracing-register';
+import '@gateway/service-kit/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
 import { type Migration, SchemaBehindError, migrate, missingMigrations, openPg, openServiceDb } from '@gateway/db';
-import { needServer } from '../../../libs/testing/src/servers';
+import { needServer } from '@gateway/testing';
 import { serviceCommand } from '@gateway/topology';
 import { FLEET_MIGRATIONS } from './fleet-migrations';
 

@@ -1,4 +1,4 @@
-import '@gateway/service-kit/src/tracing-register';
+import '@gateway/service-kit/tracing-register';
 import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { serviceUrl } from '@gateway/config';

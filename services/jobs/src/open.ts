@@ -2,7 +2,7 @@ import type { JobSettingsPort } from '@gateway/billing-client';
 import type { GatewayConfig } from '@gateway/config';
 import { type Db, openServiceDb } from '@gateway/db';
 import type { SpendDeps } from '@gateway/spend';
-import { createJobsService, type JobsService } from './index';
+import { createJobsService, type JobsService } from './service';
 import type { MediaFilesPort } from './media/port';
 import { migrations } from './migrations';
 import type { Resolver } from './webhooks';

@@ -1,6 +1,6 @@
-import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/testing';
 import { EVENT_TYPES, TOPICS } from '@gateway/events';
-import { waitFor } from '../../../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { initialize, type McpUnderTest, openSession, openStream, post, startMcp } from './testing/service';
 
 /** What a session may make the service hold (issue 31, item 6), on both engines the service runs on. */

@@ -1,4 +1,4 @@
-import '@gateway/service-kit/src/tracing-register';
+import '@gateway/service-kit/tracing-register';
 import path from 'node:path';
 import { runSpendingService } from '@gateway/spend';
 import { openFleetServiceDb } from '@gateway/db';

@@ -5,7 +5,7 @@ import { type GatewayConfig, type GatewayEnv, parseDuration } from '@gateway/con
 import { type Db, openServiceDb } from '@gateway/db';
 import type { SpendDeps } from '@gateway/spend';
 import { FileRefs } from './files/refs';
-import { createMediaService, type MediaService } from './index';
+import { createMediaService, type MediaService } from './service';
 import { migrations } from './migrations';
 import { filesystemStorage } from './storage/filesystem';
 import { s3Storage } from './storage/s3';

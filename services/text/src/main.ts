@@ -1,4 +1,4 @@
-import '@gateway/service-kit/src/tracing-register';
+import '@gateway/service-kit/tracing-register';
 import { runSpendingService } from '@gateway/spend';
 import { warmTokenizer } from '@gateway/upstreams';
 import { createTextService } from './index';

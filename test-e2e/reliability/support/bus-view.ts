@@ -1,5 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { kafkaGroupId } from '../../../libs/bus/src/kafka';
+import { kafkaGroupId } from '@gateway/bus/testing';
 import { redisCommandAt, type FaultFleet } from './private-engines';
 
 /**

@@ -6,9 +6,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Pool } from 'pg';
-import { type Fleet, startFleet } from '../../../deploy/local-fleet';
-import { IN_CI } from '../../../libs/testing/src/servers';
-import { waitFor } from '../../../libs/testing/src/wait';
+import { type Fleet, startFleet } from 'model-gateway/local-fleet';
+import { IN_CI, waitFor } from '@gateway/testing';
 import { TEXT_PRICE } from '../../support/config';
 import { adminClient, type LedgerAccess, onFleetPorts, openAccount } from '../../support/harness';
 

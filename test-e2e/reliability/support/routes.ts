@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
-import { wavHeader } from '../../../libs/upstreams/src/simulated/wav';
+import { wavHeader } from '@gateway/upstreams/testing';
 
 /**
  * The fuzzed gateway's catalogue: the built-in demo models (every category, simulated upstreams), a body limit

@@ -9,3 +9,4 @@ export { MALFORMED_COUNTS } from './malformed-usage';
 export { startFakeFal, type FakeFal, type FakeFalJob, type FakeFalOptions, type FalRequest } from './fake-fal';
 export { answers, fails, fakeTextProtocol, type Behaviour, type FakeTextProtocol, type Reply, type UpstreamCall } from './fake-text-protocol';
 export { wavHeader } from '../simulated/wav';
+export { solidPng } from '../simulated/png';

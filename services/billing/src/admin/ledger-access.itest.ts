@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createMemoryBus } from '@gateway/bus';
 import { DEFAULT_CONFIG, parseConfig } from '@gateway/config';
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { errorHandler } from '@gateway/errors';
 import { createLogger } from '@gateway/service-kit';
 import { type BillingService, createBillingService } from '../index';

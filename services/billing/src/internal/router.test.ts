@@ -13,7 +13,7 @@ import {
   type ReplayFinish,
   type ReplayPort,
 } from '@gateway/billing-client';
-import { useInMemoryTracing } from '@gateway/bus/src/testing/otel';
+import { useInMemoryTracing } from '@gateway/bus/testing';
 import { GatewayError, errorHandler } from '@gateway/errors';
 import { internalRouter } from './router';
 

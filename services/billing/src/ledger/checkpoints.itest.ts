@@ -1,5 +1,5 @@
-import type { HoldCheckpoint } from '@gateway/events';
-import { type Engine, describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { type HoldCheckpoint, type UsageRecorded, usageRecordedSchema } from '@gateway/events';
+import { type Engine, describeOnEngines } from '@gateway/db/testing';
 import { useLedgerDb, type LedgerSuite } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold, type Payer, type PlacedHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';
@@ -7,7 +7,6 @@ import { until } from '../testing/until';
 import { parseUsd } from '@gateway/money';
 import { addCredits } from './accounts';
 import type { EventBus } from '@gateway/bus';
-import { type UsageRecorded, usageRecordedSchema } from '@gateway/events';
 import { publishExpiryCharges } from '../publish';
 import { expireHolds, sweepHolds } from './holds';
 import type { MemoryLedger } from './memory/memory-ledger';

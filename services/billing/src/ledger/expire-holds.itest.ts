@@ -1,4 +1,4 @@
-import { describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines } from '@gateway/db/testing';
 import { useLedgerDb } from '../testing/ledger-db';
 import { payer, placeHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures, holdRow, pastExpiry, usageRecordsOf } from '../testing/ledger-figures';

@@ -1,5 +1,5 @@
 import type { GatewayError } from '@gateway/errors';
-import { type Engine, describeOnEngines } from '@gateway/db/src/testing/temp-db';
+import { type Engine, describeOnEngines } from '@gateway/db/testing';
 import { useLedgerDb } from '../testing/ledger-db';
 import { closeEvent, payer, placeHold } from '../testing/ledger-fixtures';
 import { expectLedgerInvariants, figures } from '../testing/ledger-figures';

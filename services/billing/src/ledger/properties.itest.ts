@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Db } from '@gateway/db';
 import { parseUsd } from '@gateway/money';
 import { createLogger } from '@gateway/service-kit';
-import { describeOnEngines, openTestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb } from '@gateway/db/testing';
 import { migrations } from '../migrations';
 import { inMemoryView, type LedgerSuite, useLedgerDb } from '../testing/ledger-db';
 import { expectLedgerInvariants, holdRow, pastExpiry } from '../testing/ledger-figures';

@@ -1,5 +1,5 @@
 import type { Db } from '@gateway/db';
-import { openTestDb, type Engine, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type Engine, type TestDb } from '@gateway/db/testing';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../migrations';
 import { createLedger, type Ledger } from '../ledger/holds';

@@ -1,5 +1,5 @@
 import { createMemoryBus } from '@gateway/bus';
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { EVENT_TYPES, TOPICS, type UsageRecorded } from '@gateway/events';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../migrations';

@@ -1,5 +1,5 @@
 import { createMemoryBus, type BusEvent } from '@gateway/bus';
-import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/testing';
 import { EVENT_TYPES, TOPICS } from '@gateway/events';
 import { createLogger, newRequestId } from '@gateway/service-kit';
 import { waitFor } from '@gateway/testing';

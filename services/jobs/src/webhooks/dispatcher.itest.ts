@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { sqlFileMigration } from '@gateway/db';
-import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/testing';
 import { createLogger } from '@gateway/service-kit';
-import { type HttpsReceiver, type ReceivedRequest, requireTrustedTestCert, startHttpsReceiver } from '../../../../test-e2e/support/https-receiver';
+import { type HttpsReceiver, type ReceivedRequest, requireTrustedTestCert, startHttpsReceiver } from '@gateway/testing';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './dispatcher';
 import { verifyWebhook } from './sign';
 

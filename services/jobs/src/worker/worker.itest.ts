@@ -1,6 +1,6 @@
-import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/testing';
 import { createSimulatedQueue } from '@gateway/upstreams';
-import { type SpendFixture, spendFixture, testContext } from '@gateway/spend/src/testing';
+import { type SpendFixture, spendFixture, testContext } from '@gateway/spend/testing';
 import { PaidCall, holdRecordToJSON } from '@gateway/spend';
 import { videoWorstCase } from '@gateway/pricing';
 import { newRequestId } from '@gateway/service-kit';

@@ -4,7 +4,7 @@ import express from 'express';
 import { createMemoryBus, type EventBus } from '@gateway/bus';
 import { buildRegistry, parseConfig } from '@gateway/config';
 import type { Db } from '@gateway/db';
-import { type Engine, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { type Engine, openTestDb, type TestDb } from '@gateway/db/testing';
 import { errorHandler } from '@gateway/errors';
 import { createMemoryMeter } from '@gateway/ratelimit';
 import { createLogger, INTERNAL } from '@gateway/service-kit';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
-import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/testing';
 import { createLogger, finishApp, INTERNAL } from '@gateway/service-kit';
 import { migrations } from '../migrations';
 import { filesystemStorage } from '../storage/filesystem';

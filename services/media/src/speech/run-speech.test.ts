@@ -1,5 +1,5 @@
 import { charge as chargeOf, formatUsd } from '@gateway/money';
-import { spendFixture, testContext, type SpendFixture } from '@gateway/spend/src/testing';
+import { spendFixture, testContext, type SpendFixture } from '@gateway/spend/testing';
 import { type SpeechProtocol, type SpeechRequest, UpstreamError } from '@gateway/upstreams';
 import type { AudioDeps } from '../audio-models';
 import type { AudioClient } from './audio-client';

@@ -1,4 +1,4 @@
-import { spendFixture, testContext, type SpendFixture } from '@gateway/spend/src/testing';
+import { spendFixture, testContext, type SpendFixture } from '@gateway/spend/testing';
 import { type TranscriptionProtocol, type TranscriptionResult, UpstreamError } from '@gateway/upstreams';
 import type { AudioDeps } from '../audio-models';
 import { runTranscription } from './run-transcription';

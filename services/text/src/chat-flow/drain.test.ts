@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { INTERNAL, createLogger, createMetrics, createServiceApp, finishApp, jsonBody, serve } from '@gateway/service-kit';
 import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
-import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/src/testing';
+import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/testing';
 import { fakeTextProtocol } from '@gateway/upstreams/testing';
 import { promptText } from '@gateway/pricing';
 import { countTokens } from '@gateway/upstreams';

@@ -1,6 +1,6 @@
 import type { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
-import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/src/testing';
+import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/testing';
 import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
 import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { UpstreamError, countTokens } from '@gateway/upstreams';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Db } from '@gateway/db';
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { createMetrics, type Metrics } from '@gateway/service-kit';
 import { migrations } from '../../migrations';
 import { inMemoryView } from '../../testing/ledger-db';

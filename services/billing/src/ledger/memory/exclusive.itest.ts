@@ -1,4 +1,4 @@
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { createLogger } from '@gateway/service-kit';
 import { migrations } from '../../migrations';
 import { inMemoryView } from '../../testing/ledger-db';

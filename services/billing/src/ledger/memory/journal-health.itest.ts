@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { GatewayError } from '@gateway/errors';
 import { createLogger, createMetrics, type Metrics } from '@gateway/service-kit';
 import { migrations } from '../../migrations';

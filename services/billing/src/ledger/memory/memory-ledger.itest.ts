@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { openTestDb, type TestDb } from '@gateway/db/testing';
 import { createMemoryBus, type BusEvent } from '@gateway/bus';
 import { EVENT_TYPES, TOPICS, type UsageRecord, usageRecordedSchema } from '@gateway/events';
 import { parseUsd } from '@gateway/money';

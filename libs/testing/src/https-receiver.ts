@@ -9,8 +9,10 @@ import path from 'node:path';
  * one. A client trusts it the standard Node.js way: NODE_EXTRA_CA_CERTS=<TLS_CERT_PATH>, set before the process starts
  * (scripts/test.mjs sets it for every jest run).
  */
-export const TLS_CERT_PATH = path.join(__dirname, 'tls', 'localhost.crt');
-export const TLS_KEY_PATH = path.join(__dirname, 'tls', 'localhost.key');
+// Kept beside the e2e suites, where scripts/test.mjs, the docs and every test command line name it.
+const TLS_DIR = path.resolve(__dirname, '../../../test-e2e/support/tls');
+export const TLS_CERT_PATH = path.join(TLS_DIR, 'localhost.crt');
+export const TLS_KEY_PATH = path.join(TLS_DIR, 'localhost.key');
 
 /**
  * Fails with how to run the suite when this process does not trust the test certificate: Node reads

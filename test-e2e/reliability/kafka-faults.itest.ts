@@ -3,13 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureKafkaBroker, processAlive, type RunningBroker } from '../../../deploy/kafka/broker';
-import { runEntry, type RunningProcess } from '../../../test-e2e/support/process';
+import { ensureKafkaBroker, processAlive, type RunningBroker } from 'model-gateway/kafka-broker';
+import { type BusEvent, type EventBus, type KafkaBusOptions, createKafkaBus, kafkaOptionsFromEnv } from '@gateway/bus';
+import { runEntry, type RunningProcess, KAFKA, waitFor } from '@gateway/testing';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
-import type { BusEvent, EventBus } from './port';
-import { createKafkaBus, type KafkaBusOptions } from './kafka';
-import { kafkaOptionsFromEnv } from './bus-env';
-import { KAFKA, waitFor } from '@gateway/testing';
 
 /**
  * Faults on a Kafka broker of the suite's own (deploy/kafka's, started here with its own data directory and port),

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '../..');
+/** The repository's root: entries are named relative to it, and started with it as the working directory. */
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -16,8 +17,8 @@ export interface RunningProcess {
  * `detached` puts it in its own process group, so a test can signal it and every child it starts at once.
  */
 export function runEntry(entry: string, env: Record<string, string>, opts: { detached?: boolean } = {}): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], {
+    cwd: REPO_ROOT,
     detached: opts.detached ?? false,
     env: {
       ...process.env,
