@@ -157,6 +157,47 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     figures('broker SIGKILL', { acknowledged: acknowledged.length, beforeRestart, failedPublishes, redelivered: applied.redelivered, restartMs });
   }, 150_000);
 
+  it('keeps a consumer alive (its process ready) while the broker is down and kafkajs restarts it, only its dependency down', async () => {
+    const crashes: string[] = [];
+    const b = bus({
+      createTopics: { numPartitions: 1 },
+      // Quick retries, so kafkajs gives up on a fetch and restarts the consumer within seconds of the broker's death.
+      kafka: { retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 2 } },
+      onError: (err, ctx) => void (ctx.group && ctx.action === 'none' && crashes.push(String(err))),
+    });
+    const topic = unique('holds');
+    const applied = new Applied();
+    await b.subscribe(unique('billing'), [topic], async (e) => applied.add(e.id));
+    const first = event('acct-1', 1);
+    await b.publish(topic, first);
+    await waitFor(() => applied.has(first.id), 'the first event', 20_000);
+    expect(() => b.checkConsumers()).not.toThrow();
+
+    const killed = broker!.pid;
+    process.kill(killed, 'SIGKILL');
+    await waitFor(() => !processAlive(killed), 'the broker to die', 10_000);
+    // Crashed, restarted by kafkajs, crashed again: the consumer is out of its group through the outage.
+    await waitFor(() => crashes.length >= 2, 'kafkajs to crash and restart the consumer', 60_000);
+    await expect(b.ping()).rejects.toThrow();
+    expect(() => b.checkConsumers()).not.toThrow();
+
+    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    const second = event('acct-1', 2);
+    await waitFor(
+      () =>
+        b.publish(topic, second).then(
+          () => true,
+          () => false,
+        ),
+      'a publish after the restart',
+      30_000,
+    );
+    await waitFor(() => applied.has(second.id), 'the consumer back, consuming', 60_000);
+    await b.ping();
+    expect(() => b.checkConsumers()).not.toThrow();
+    figures('consumer through a broker outage', { crashes: crashes.length });
+  }, 150_000);
+
   it('hands a killed member’s partitions to the member that holds the others, losing none of its events', async () => {
     const b = bus({ createTopics: { numPartitions: 4 } });
     const topic = unique('holds');

@@ -66,7 +66,8 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
  */
 export const kafkaGroupId = (group: string, topics: string[]) => `${group}:${[...new Set(topics)].sort().join(',')}`;
 
-type ConsumerState = { running: true } | { running: false; why: string };
+/** `stopped`: kafkajs crashed the consumer and will not restart it; only a new process consumes again. */
+type ConsumerState = { running: true } | { running: false; why: string; stopped: boolean };
 
 /** The adapter over any client; `createKafkaBus` is it over a real one. */
 export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clientId' | 'kafka'> = {}): EventBus {
@@ -113,10 +114,12 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
       deadLetter: (d) => producer.send(onCluster(deadLetterTopic(d.topic)), deadLetterMessage(d)),
       onError,
     });
-    const entry = { group, state: { running: false, why: 'has not joined its group yet' } as ConsumerState };
+    const entry = { group, state: { running: false, why: 'has not joined its group yet', stopped: false } as ConsumerState };
     consumer.on(consumer.events.CRASH, (e) => {
       const { error, restart } = e.payload;
-      entry.state = { running: false, why: `crashed (${errorMessage(error)})${restart ? ', restarting' : ' and stopped'}` };
+      // kafkajs restarts a consumer after a retriable error for as long as it takes (a broker outage crashes it again
+      // and again, each time with restart true); restart false is its last word on this consumer.
+      entry.state = { running: false, why: `crashed (${errorMessage(error)})${restart ? ', restarting' : ' and stopped'}`, stopped: !restart };
       onError(error, { adapter: 'kafka', action: 'none', group });
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -182,6 +185,13 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
       await topics.describeCluster();
       for (const { group, state } of subscriptions.values()) {
         if (!state.running) throw new Error(`bus: the kafka consumer of group ${group} ${state.why}`);
+      }
+    },
+
+    checkConsumers() {
+      for (const { group, state } of subscriptions.values()) {
+        if (!state.running && state.stopped)
+          throw new Error(`bus: the kafka consumer of group ${group} ${state.why}; only a restart of the process runs it again`);
       }
     },
 
