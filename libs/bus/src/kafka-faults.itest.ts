@@ -8,7 +8,9 @@ import { runEntry, type RunningProcess } from '../../../test-e2e/support/process
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { BusEvent, EventBus } from './port';
 import { createKafkaBus, type KafkaBusOptions } from './kafka';
-import { kafkaOptionsFromEnv } from './bus-env';
+import { busOptionsFromEnv, kafkaOptionsFromEnv } from './bus-env';
+import { openBus } from './open';
+import { TLS_CERT_PATH } from '../../../test-e2e/support/https-receiver';
 import { KAFKA, waitFor } from '@gateway/testing';
 
 /**
@@ -69,6 +71,9 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
   let dataDir = '';
   let port = 0;
   const sasl = { port: 0, username: 'gateway', password: `pw-${RUN}` };
+  const ssl = { port: 0 };
+  /** Started, or started again on the same data: a restart keeps the listeners, the SCRAM users and the certificate. */
+  const start = () => ensureKafkaBroker({ dataDir, port, heap: '256m', sasl, ssl });
   let broker: RunningBroker | undefined;
   const open: EventBus[] = [];
   const members: RunningProcess[] = [];
@@ -90,7 +95,8 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-faults-'));
     port = await freePortPair();
     sasl.port = await freePortPair();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    ssl.port = await freePortPair();
+    broker = await start();
   }, 180_000);
 
   afterEach(async () => {
@@ -138,7 +144,7 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     await waitFor(() => !processAlive(killed), 'the broker to die', 10_000);
     const beforeRestart = acknowledged.length;
     const down = Date.now();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    broker = await start();
     const restartMs = Date.now() - down;
     restarted = true;
     await publishing;
@@ -181,7 +187,7 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     await expect(b.ping()).rejects.toThrow();
     expect(() => b.checkConsumers()).not.toThrow();
 
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    broker = await start();
     const second = event('acct-1', 2);
     await waitFor(
       () =>
@@ -337,4 +343,35 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     open.push(b);
     await expect(b.ping()).rejects.toThrow(/SASL SCRAM SHA512 authentication failed/);
   }, 30_000);
+
+  // The client settings as a service builds them from KAFKA_SSL and KAFKA_SSL_CA_FILE, against the broker's SSL listener.
+  it('publishes and consumes over TLS, trusting the broker by the CA file from the environment', async () => {
+    const tls = broker!.ssl!;
+    const b = openBus(busOptionsFromEnv({ BUS: 'kafka', KAFKA_BROKERS: tls.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: tls.caFile }));
+    open.push(b);
+    const topic = unique('holds');
+    const got: string[] = [];
+    await b.subscribe(unique('billing'), [topic], async (e) => void got.push(e.id), { fromBeginning: true });
+    const e = event('acct-1', 1);
+    await b.publish(topic, e);
+    await waitFor(() => got.length === 1, 'the event through the TLS listener', 20_000);
+    expect(got).toEqual([e.id]);
+    await b.ping();
+  }, 30_000);
+
+  it('is refused over TLS with a CA that did not sign the broker’s certificate, and names the setting', async () => {
+    const tls = broker!.ssl!;
+    // A real certificate, and trusted by this process for HTTPS (NODE_EXTRA_CA_CERTS): only not the broker's signer.
+    const settings = busOptionsFromEnv({ BUS: 'kafka', KAFKA_BROKERS: tls.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: TLS_CERT_PATH });
+    const b = openBus({
+      ...settings,
+      kafka: { ...settings.kafka, kafka: { ...settings.kafka?.kafka, retry: { retries: 1 } } },
+      onError: () => undefined,
+    });
+    open.push(b);
+    await expect(b.ping()).rejects.toThrow(
+      /^bus: the kafka brokers' TLS certificate is not trusted \(.*self-signed certificate.*\); KAFKA_SSL_CA_FILE must hold the CA that signed it$/,
+    );
+    await expect(b.subscribe(unique('billing'), [unique('holds')], async () => undefined)).rejects.toThrow(/KAFKA_SSL_CA_FILE must hold the CA/);
+  }, 60_000);
 });

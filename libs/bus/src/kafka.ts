@@ -7,6 +7,7 @@ import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessa
 import { batchHandler } from './kafka-consumer';
 import { BatchingProducer, type BatchLimits } from './kafka-producer';
 import { KafkaTopics } from './kafka-topics';
+import { explainUntrustedBroker } from './kafka-tls';
 import { settleWithin } from './timing';
 
 export interface KafkaBusOptions {
@@ -100,7 +101,9 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
   async function subscribe(group: string, names: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
     if (closed) throw new Error('bus: subscribe on a closed kafka bus');
     if (names.length === 0) throw new Error('bus: subscribe needs at least one topic');
-    await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster));
+    await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster)).catch((err: unknown) => {
+      throw explainUntrustedBroker(err);
+    });
     const consumer = kafka.consumer({
       ...consumerConfig(onCluster(kafkaGroupId(group, names)), sub.claimIdleMs),
       maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000,
@@ -140,7 +143,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     } catch (err) {
       batches.stop();
       await consumer.disconnect().catch(() => undefined);
-      throw err;
+      throw explainUntrustedBroker(err);
     }
     // Returning before the join would let a caller publish into offsets the group then skips (it starts at the tail).
     if (!(await settleWithin([joined], opts.joinTimeoutMs ?? 30_000))) {
@@ -182,7 +185,9 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
 
     /** Up when the cluster answers and every consumer is a member of its group: a crashed one consumes nothing. */
     async ping() {
-      await topics.describeCluster();
+      await topics.describeCluster().catch((err: unknown) => {
+        throw explainUntrustedBroker(err);
+      });
       for (const { group, state } of subscriptions.values()) {
         if (!state.running) throw new Error(`bus: the kafka consumer of group ${group} ${state.why}`);
       }
