@@ -110,6 +110,19 @@ KAFKA.describe('fleet on Kafka: the broker SIGKILLed under paid traffic and rest
     // The held calls get their upstream answers with the broker dead: holds placed over HTTP, settles for the bus.
     upstream.open();
     await waitFor(() => upstream.waiting() === 0, 'the upstream to answer the held calls', 10_000);
+    // The services with consumers see the bus down (their consumers out of their groups, kafkajs restarting them)
+    // and stay ready: the broker is every replica's, and no restart of a pod would bring it back.
+    const consuming = ['billing', 'jobs', 'catalogue', 'mcp'];
+    const probe = async (name: string, what: 'healthz' | 'readyz') => {
+      const r = await fetch(`${f.fleet.metricsUrls[name]}/${what}`);
+      return { status: r.status, body: await r.json() };
+    };
+    await waitFor(
+      async () => (await Promise.all(consuming.map((n) => probe(n, 'healthz')))).every((h) => String(h.body.dependencies?.bus).startsWith('down')),
+      'the bus to show down on every consuming service',
+      30_000,
+    );
+    for (const name of consuming) expect({ name, ...(await probe(name, 'readyz')) }).toMatchObject({ name, status: 200, body: { status: 'ready' } });
 
     broker = await start();
     const backAt = Date.now();
