@@ -4,6 +4,7 @@
  * keeps its log under `dataDir`, so a restart finds its topics, offsets and committed groups again.
  *
  *   node --import tsx deploy/kafka/broker.ts start [--data DIR] [--port 9092]   prints KAFKA_BROKERS=127.0.0.1:9092
+ *   … start --ssl-port 9094   adds a TLS listener; also prints KAFKA_SSL_BROKERS=127.0.0.1:9094 and KAFKA_SSL_CA_FILE=…
  *   node --import tsx deploy/kafka/broker.ts stop  [--data DIR]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -31,6 +32,11 @@ export interface BrokerOptions {
    * broker in the tests. Give the same on every start of one data directory.
    */
   sasl?: { port: number; username: string; password: string };
+  /**
+   * A TLS listener (SSL) on this port, with a self-signed certificate for localhost and 127.0.0.1 that Java's
+   * keytool makes in the data directory at the first start with it; clients trust it through `caFile`.
+   */
+  ssl?: { port: number };
 }
 
 export interface RunningBroker {
@@ -38,6 +44,8 @@ export interface RunningBroker {
   pid: number;
   /** True when this call started the JVM; false when a broker from an earlier start was already serving the port. */
   started: boolean;
+  /** With the `ssl` option: the TLS listener's address, and the certificate a client trusts it by (KAFKA_SSL_CA_FILE). */
+  ssl?: { brokers: string; caFile: string };
   stop(): Promise<void>;
 }
 
@@ -72,16 +80,61 @@ const saslProperties = (sasl: NonNullable<BrokerOptions['sasl']>): string[] => [
   'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
 ];
 
-const serverProperties = (dataDir: string, port: number, sasl?: BrokerOptions['sasl']): string =>
-  [
+/**
+ * The keystore's password. It guards nothing the directory's permissions do not: it sits in server.properties,
+ * beside the keystore, as it would in any broker's configuration.
+ */
+const KEYSTORE_PASSWORD = 'gateway-dev-broker';
+
+/** The TLS listener's key and self-signed certificate, made once per data directory with keytool (part of Java). */
+function ensureKeystore(dataDir: string): { keystore: string; caFile: string } {
+  const keystore = path.join(dataDir, 'tls', 'broker.p12');
+  const caFile = path.join(dataDir, 'tls', 'ca.pem');
+  if (fs.existsSync(keystore) && fs.existsSync(caFile)) return { keystore, caFile };
+  fs.mkdirSync(path.dirname(keystore), { recursive: true });
+  fs.rmSync(keystore, { force: true });
+  const store = ['-keystore', keystore, '-storetype', 'PKCS12', '-storepass', KEYSTORE_PASSWORD];
+  const quiet = { stdio: ['ignore', 'ignore', 'inherit'] as ('ignore' | 'inherit')[] };
+  execFileSync(
+    'keytool',
+    ['-genkeypair', '-alias', 'broker', '-keyalg', 'RSA', '-keysize', '2048', '-validity', '36500', '-dname', 'CN=localhost'].concat([
+      '-ext',
+      'SAN=dns:localhost,ip:127.0.0.1',
+      '-keypass',
+      KEYSTORE_PASSWORD,
+      ...store,
+    ]),
+    quiet,
+  );
+  execFileSync('keytool', ['-exportcert', '-alias', 'broker', '-rfc', '-file', caFile, ...store], quiet);
+  return { keystore, caFile };
+}
+
+const sslProperties = (keystore: string): string[] => [
+  'ssl.keystore.type=PKCS12',
+  `ssl.keystore.location=${keystore}`,
+  `ssl.keystore.password=${KEYSTORE_PASSWORD}`,
+  `ssl.key.password=${KEYSTORE_PASSWORD}`,
+];
+
+interface Listeners {
+  sasl?: BrokerOptions['sasl'];
+  ssl?: { port: number; keystore: string };
+}
+
+const serverProperties = (dataDir: string, port: number, { sasl, ssl }: Listeners): string => {
+  const extra = [...(sasl ? [{ name: 'SASL_PLAINTEXT', port: sasl.port }] : []), ...(ssl ? [{ name: 'SSL', port: ssl.port }] : [])];
+  const listed = extra.map((l) => `,${l.name}://127.0.0.1:${l.port}`).join('');
+  return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${port + 1}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1}${sasl ? `,SASL_PLAINTEXT://127.0.0.1:${sasl.port}` : ''}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}${sasl ? `,SASL_PLAINTEXT://127.0.0.1:${sasl.port}` : ''}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1}${listed}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}${listed}`,
     'controller.listener.names=CONTROLLER',
-    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${sasl ? ',SASL_PLAINTEXT:SASL_PLAINTEXT' : ''}`,
+    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extra.map((l) => `,${l.name}:${l.name}`).join('')}`,
     ...(sasl ? saslProperties(sasl) : []),
+    ...(ssl ? sslProperties(ssl.keystore) : []),
     'inter.broker.listener.name=PLAINTEXT',
     `log.dirs=${path.join(dataDir, 'log')}`,
     // One node: every internal topic has one replica, and a consumer group forms without the 3 s initial delay.
@@ -94,6 +147,7 @@ const serverProperties = (dataDir: string, port: number, sasl?: BrokerOptions['s
     'num.partitions=3',
     'log.retention.hours=168',
   ].join('\n');
+};
 
 const java = (classpath: string, heap: string, args: string[]) => [
   `-Xmx${heap}`,
@@ -133,15 +187,18 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
   const pidFile = path.join(dataDir, 'broker.pid');
   const brokers = `127.0.0.1:${port}`;
   const previous = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : 0;
+  const tls = opts.ssl ? ensureKeystore(dataDir) : undefined;
+  const ssl = opts.ssl && tls ? { brokers: `127.0.0.1:${opts.ssl.port}`, caFile: tls.caFile } : undefined;
   if (previous && processAlive(previous) && (await portOpen(port)))
-    return { brokers, pid: previous, started: false, stop: () => stopPid(previous, pidFile) };
+    return { brokers, pid: previous, started: false, ...(ssl ? { ssl } : {}), stop: () => stopPid(previous, pidFile) };
   if (await portOpen(port)) throw new Error(`kafka: 127.0.0.1:${port} is taken by another process; set KAFKA_BROKERS to use it, or free the port`);
 
   fs.mkdirSync(dataDir, { recursive: true });
   const classpath = kafkaClasspath();
   const heap = opts.heap ?? '384m';
   const config = path.join(dataDir, 'server.properties');
-  fs.writeFileSync(config, `${serverProperties(dataDir, port, opts.sasl)}\n`);
+  const listeners = { sasl: opts.sasl, ...(opts.ssl && tls ? { ssl: { port: opts.ssl.port, keystore: tls.keystore } } : {}) };
+  fs.writeFileSync(config, `${serverProperties(dataDir, port, listeners)}\n`);
   if (!fs.existsSync(path.join(dataDir, 'log', 'meta.properties'))) {
     const { sasl } = opts;
     const scram = sasl
@@ -171,7 +228,7 @@ export async function ensureKafkaBroker(opts: BrokerOptions = {}): Promise<Runni
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { brokers, pid, started: true, stop: () => stopPid(pid, pidFile) };
+  return { brokers, pid, started: true, ...(ssl ? { ssl } : {}), stop: () => stopPid(pid, pidFile) };
 }
 
 /** SIGTERM lets the broker close its log cleanly; a broker that has not gone after 30 s is killed. */
@@ -198,11 +255,13 @@ if (require.main === module) {
   };
   const dataDir = flag('data') ?? DEFAULT_KAFKA_DATA_DIR;
   const port = flag('port') ? Number(flag('port')) : undefined;
+  const sslPort = flag('ssl-port') ? Number(flag('ssl-port')) : undefined;
   const main = async () => {
     if (command === 'stop') return stopKafkaBroker(dataDir);
-    if (command !== 'start') throw new Error(`usage: broker.ts start|stop [--data DIR] [--port N] (got ${command})`);
-    const broker = await ensureKafkaBroker({ dataDir, port });
+    if (command !== 'start') throw new Error(`usage: broker.ts start|stop [--data DIR] [--port N] [--ssl-port N] (got ${command})`);
+    const broker = await ensureKafkaBroker({ dataDir, port, ...(sslPort ? { ssl: { port: sslPort } } : {}) });
     process.stdout.write(`KAFKA_BROKERS=${broker.brokers}\n`);
+    if (broker.ssl) process.stdout.write(`KAFKA_SSL_BROKERS=${broker.ssl.brokers}\nKAFKA_SSL_CA_FILE=${broker.ssl.caFile}\n`);
   };
   main().catch((e: unknown) => {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);

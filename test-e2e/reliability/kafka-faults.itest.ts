@@ -4,8 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureKafkaBroker, processAlive, type RunningBroker } from 'model-gateway/kafka-broker';
-import { type BusEvent, type EventBus, type KafkaBusOptions, createKafkaBus, kafkaOptionsFromEnv } from '@gateway/bus';
-import { runEntry, type RunningProcess, KAFKA, waitFor } from '@gateway/testing';
+import { type BusEvent, type EventBus, type KafkaBusOptions, busOptionsFromEnv, createKafkaBus, kafkaOptionsFromEnv, openBus } from '@gateway/bus';
+import { runEntry, type RunningProcess, KAFKA, TLS_CERT_PATH, waitFor } from '@gateway/testing';
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
 
 /**
@@ -66,6 +66,9 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
   let dataDir = '';
   let port = 0;
   const sasl = { port: 0, username: 'gateway', password: `pw-${RUN}` };
+  const ssl = { port: 0 };
+  /** Started, or started again on the same data: a restart keeps the listeners, the SCRAM users and the certificate. */
+  const start = () => ensureKafkaBroker({ dataDir, port, heap: '256m', sasl, ssl });
   let broker: RunningBroker | undefined;
   const open: EventBus[] = [];
   const members: RunningProcess[] = [];
@@ -87,7 +90,8 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-faults-'));
     port = await freePortPair();
     sasl.port = await freePortPair();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    ssl.port = await freePortPair();
+    broker = await start();
   }, 180_000);
 
   afterEach(async () => {
@@ -135,7 +139,7 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     await waitFor(() => !processAlive(killed), 'the broker to die', 10_000);
     const beforeRestart = acknowledged.length;
     const down = Date.now();
-    broker = await ensureKafkaBroker({ dataDir, port, heap: '256m', sasl });
+    broker = await start();
     const restartMs = Date.now() - down;
     restarted = true;
     await publishing;
@@ -152,6 +156,47 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     );
     expect(applied.size).toBe(acknowledged.length);
     figures('broker SIGKILL', { acknowledged: acknowledged.length, beforeRestart, failedPublishes, redelivered: applied.redelivered, restartMs });
+  }, 150_000);
+
+  it('keeps a consumer alive (its process ready) while the broker is down and kafkajs restarts it, only its dependency down', async () => {
+    const crashes: string[] = [];
+    const b = bus({
+      createTopics: { numPartitions: 1 },
+      // Quick retries, so kafkajs gives up on a fetch and restarts the consumer within seconds of the broker's death.
+      kafka: { retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 2 } },
+      onError: (err, ctx) => void (ctx.group && ctx.action === 'none' && crashes.push(String(err))),
+    });
+    const topic = unique('holds');
+    const applied = new Applied();
+    await b.subscribe(unique('billing'), [topic], async (e) => applied.add(e.id));
+    const first = event('acct-1', 1);
+    await b.publish(topic, first);
+    await waitFor(() => applied.has(first.id), 'the first event', 20_000);
+    expect(() => b.checkConsumers()).not.toThrow();
+
+    const killed = broker!.pid;
+    process.kill(killed, 'SIGKILL');
+    await waitFor(() => !processAlive(killed), 'the broker to die', 10_000);
+    // Crashed, restarted by kafkajs, crashed again: the consumer is out of its group through the outage.
+    await waitFor(() => crashes.length >= 2, 'kafkajs to crash and restart the consumer', 60_000);
+    await expect(b.ping()).rejects.toThrow();
+    expect(() => b.checkConsumers()).not.toThrow();
+
+    broker = await start();
+    const second = event('acct-1', 2);
+    await waitFor(
+      () =>
+        b.publish(topic, second).then(
+          () => true,
+          () => false,
+        ),
+      'a publish after the restart',
+      30_000,
+    );
+    await waitFor(() => applied.has(second.id), 'the consumer back, consuming', 60_000);
+    await b.ping();
+    expect(() => b.checkConsumers()).not.toThrow();
+    figures('consumer through a broker outage', { crashes: crashes.length });
   }, 150_000);
 
   it('hands a killed member’s partitions to the member that holds the others, losing none of its events', async () => {
@@ -293,4 +338,35 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     open.push(b);
     await expect(b.ping()).rejects.toThrow(/SASL SCRAM SHA512 authentication failed/);
   }, 30_000);
+
+  // The client settings as a service builds them from KAFKA_SSL and KAFKA_SSL_CA_FILE, against the broker's SSL listener.
+  it('publishes and consumes over TLS, trusting the broker by the CA file from the environment', async () => {
+    const tls = broker!.ssl!;
+    const b = openBus(busOptionsFromEnv({ BUS: 'kafka', KAFKA_BROKERS: tls.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: tls.caFile }));
+    open.push(b);
+    const topic = unique('holds');
+    const got: string[] = [];
+    await b.subscribe(unique('billing'), [topic], async (e) => void got.push(e.id), { fromBeginning: true });
+    const e = event('acct-1', 1);
+    await b.publish(topic, e);
+    await waitFor(() => got.length === 1, 'the event through the TLS listener', 20_000);
+    expect(got).toEqual([e.id]);
+    await b.ping();
+  }, 30_000);
+
+  it('is refused over TLS with a CA that did not sign the broker’s certificate, and names the setting', async () => {
+    const tls = broker!.ssl!;
+    // A real certificate, and trusted by this process for HTTPS (NODE_EXTRA_CA_CERTS): only not the broker's signer.
+    const settings = busOptionsFromEnv({ BUS: 'kafka', KAFKA_BROKERS: tls.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: TLS_CERT_PATH });
+    const b = openBus({
+      ...settings,
+      kafka: { ...settings.kafka, kafka: { ...settings.kafka?.kafka, retry: { retries: 1 } } },
+      onError: () => undefined,
+    });
+    open.push(b);
+    await expect(b.ping()).rejects.toThrow(
+      /^bus: the kafka brokers' TLS certificate is not trusted \(.*self-signed certificate.*\); KAFKA_SSL_CA_FILE must hold the CA that signed it$/,
+    );
+    await expect(b.subscribe(unique('billing'), [unique('holds')], async () => undefined)).rejects.toThrow(/KAFKA_SSL_CA_FILE must hold the CA/);
+  }, 60_000);
 });

@@ -98,7 +98,7 @@ KAFKA.describe('kafka adapter on a real broker', () => {
     expect(errors.filter((x) => x.ctx.action === 'will-retry')).toHaveLength(9);
   }, 60_000);
 
-  it('fails its check (the service’s bus dependency) while a consumer is stopped: the broker refused its group for good', async () => {
+  it('fails its check (the service’s bus dependency) and its consumers’ check (readiness) once the broker refused a group for good', async () => {
     const b = bus({ joinTimeoutMs: 1_000 });
     await b.ping();
     const topic = unique('holds');
@@ -106,6 +106,8 @@ KAFKA.describe('kafka adapter on a real broker', () => {
     await b.subscribe(unique('billing'), [topic], async () => undefined, { claimIdleMs: 31 * 60_000 });
     await waitFor(() => errors.some((x) => /session timeout/i.test(String(x.err))), 'the consumer to crash', 10_000);
     await expect(b.ping()).rejects.toThrow(/consumer of group billing-.* crashed .* and stopped/);
+    // Stopped for good, not away for a while: the process's own fault, which readiness reports.
+    expect(() => b.checkConsumers()).toThrow(/consumer of group billing-.* crashed .* and stopped; only a restart of the process runs it again/);
   }, 30_000);
 
   it('writes an event once when the answer to its produce request is lost and the request is sent again', async () => {

@@ -251,6 +251,20 @@ describe('kafka bus over a fake kafkajs client', () => {
       await expect(bus.ping()).resolves.toBeUndefined();
     });
 
+    it('keeps its consumers alive (the process ready) while one that crashed is restarting, however often', async () => {
+      const consumer = await subscribe(async () => undefined);
+      for (let i = 0; i < 3; i++) consumer.crash(new Error('connection refused'));
+      expect(() => bus.checkConsumers()).not.toThrow();
+    });
+
+    it('names a consumer kafkajs crashed for good in its consumers’ check (the process not ready)', async () => {
+      const consumer = await subscribe(async () => undefined);
+      consumer.crash(new Error('not authorized'), false);
+      expect(() => bus.checkConsumers()).toThrow(
+        'bus: the kafka consumer of group billing crashed (not authorized) and stopped; only a restart of the process runs it again',
+      );
+    });
+
     it('fails its check once a consumer crashed for good (kafkajs does not restart it)', async () => {
       const consumer = await subscribe(async () => undefined);
       consumer.crash(new Error('not authorized'), false);

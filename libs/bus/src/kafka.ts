@@ -7,6 +7,7 @@ import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessa
 import { batchHandler } from './kafka-consumer';
 import { BatchingProducer, type BatchLimits } from './kafka-producer';
 import { KafkaTopics } from './kafka-topics';
+import { explainUntrustedBroker } from './kafka-tls';
 import { settleWithin } from './timing';
 
 export interface KafkaBusOptions {
@@ -66,7 +67,8 @@ export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): E
  */
 export const kafkaGroupId = (group: string, topics: string[]) => `${group}:${[...new Set(topics)].sort().join(',')}`;
 
-type ConsumerState = { running: true } | { running: false; why: string };
+/** `stopped`: kafkajs crashed the consumer and will not restart it; only a new process consumes again. */
+type ConsumerState = { running: true } | { running: false; why: string; stopped: boolean };
 
 /** The adapter over any client; `createKafkaBus` is it over a real one. */
 export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clientId' | 'kafka'> = {}): EventBus {
@@ -99,7 +101,9 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
   async function subscribe(group: string, names: string[], handler: Handler, sub: SubscribeOptions = {}): Promise<Subscription> {
     if (closed) throw new Error('bus: subscribe on a closed kafka bus');
     if (names.length === 0) throw new Error('bus: subscribe needs at least one topic');
-    await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster));
+    await topics.ensure([...names, ...names.map(deadLetterTopic)].map(onCluster)).catch((err: unknown) => {
+      throw explainUntrustedBroker(err);
+    });
     const consumer = kafka.consumer({
       ...consumerConfig(onCluster(kafkaGroupId(group, names)), sub.claimIdleMs),
       maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000,
@@ -113,10 +117,12 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
       deadLetter: (d) => producer.send(onCluster(deadLetterTopic(d.topic)), deadLetterMessage(d)),
       onError,
     });
-    const entry = { group, state: { running: false, why: 'has not joined its group yet' } as ConsumerState };
+    const entry = { group, state: { running: false, why: 'has not joined its group yet', stopped: false } as ConsumerState };
     consumer.on(consumer.events.CRASH, (e) => {
       const { error, restart } = e.payload;
-      entry.state = { running: false, why: `crashed (${errorMessage(error)})${restart ? ', restarting' : ' and stopped'}` };
+      // kafkajs restarts a consumer after a retriable error for as long as it takes (a broker outage crashes it again
+      // and again, each time with restart true); restart false is its last word on this consumer.
+      entry.state = { running: false, why: `crashed (${errorMessage(error)})${restart ? ', restarting' : ' and stopped'}`, stopped: !restart };
       onError(error, { adapter: 'kafka', action: 'none', group });
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -137,7 +143,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     } catch (err) {
       batches.stop();
       await consumer.disconnect().catch(() => undefined);
-      throw err;
+      throw explainUntrustedBroker(err);
     }
     // Returning before the join would let a caller publish into offsets the group then skips (it starts at the tail).
     if (!(await settleWithin([joined], opts.joinTimeoutMs ?? 30_000))) {
@@ -179,9 +185,18 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
 
     /** Up when the cluster answers and every consumer is a member of its group: a crashed one consumes nothing. */
     async ping() {
-      await topics.describeCluster();
+      await topics.describeCluster().catch((err: unknown) => {
+        throw explainUntrustedBroker(err);
+      });
       for (const { group, state } of subscriptions.values()) {
         if (!state.running) throw new Error(`bus: the kafka consumer of group ${group} ${state.why}`);
+      }
+    },
+
+    checkConsumers() {
+      for (const { group, state } of subscriptions.values()) {
+        if (!state.running && state.stopped)
+          throw new Error(`bus: the kafka consumer of group ${group} ${state.why}; only a restart of the process runs it again`);
       }
     },
 

@@ -271,6 +271,9 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): EventBus {
       if (closed) throw new Error('bus: memory bus is closed');
     },
 
+    // A member runs in this process's event loop: it cannot stop while the process runs.
+    checkConsumers() {},
+
     async close() {
       if (closed) return;
       // Graceful: what is queued for a group that still has members is delivered first (within closeTimeoutMs),

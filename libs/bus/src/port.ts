@@ -39,6 +39,14 @@ export interface EventBus {
   readonly kind: 'memory' | 'redis' | 'kafka';
   publish(topic: string, event: BusEvent): Promise<void>;
   subscribe(group: string, topics: string[], handler: Handler, opts?: SubscribeOptions): Promise<Subscription>;
+  /** Throws when the bus is unreachable, or a consumer of this process is not consuming now (for whatever reason). */
   ping(): Promise<void>;
+  /**
+   * Throws, naming it, when a consumer of this process has stopped for good: nothing will run it again before the
+   * process restarts, so the process is broken by itself and must not be ready. A consumer away from its group for a
+   * while (a broker outage, a rebalance, a restart after a crash) has not stopped: that is the bus's outage, which
+   * `ping` reports. Synchronous: it reads the process's own state, never the network.
+   */
+  checkConsumers(): void;
   close(): Promise<void>;
 }

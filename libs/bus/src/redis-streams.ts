@@ -130,6 +130,9 @@ export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBu
       if ((await cmd.ping()) !== 'PONG') throw new Error('bus: unexpected PING reply from redis');
     },
 
+    // A consumer's loop retries every failure until close(): it never stops on its own.
+    checkConsumers() {},
+
     async close() {
       if (closed) return;
       closed = true;

@@ -12,6 +12,7 @@ export function withTracing(bus: EventBus): EventBus {
   return {
     kind: bus.kind,
     ping: () => bus.ping(),
+    checkConsumers: () => bus.checkConsumers(),
     close: () => bus.close(),
     publish(topic, event) {
       const headers: Record<string, string> = { ...(event.headers ?? {}) };

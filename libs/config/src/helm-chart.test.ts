@@ -84,6 +84,14 @@ const CASES: HelmCase[] = [
   over('ingress', { ingress: { enabled: true } }),
   over('new-config', { gatewayConfig: { limits: { rate_limit: { requests: 60, interval: '60s' } } } }),
   over('media-emptydir', { mediaStorage: { persistence: { enabled: false } } }),
+  over('kafka-tls-ca', {
+    bus: { type: 'kafka', kafka: { brokers: 'kafka-0.kafka:9093', tls: true, ca: { configMapName: 'kafka-ca', key: 'cluster-ca.pem' } } },
+  }),
+  over('kafka-ca-without-tls', { bus: { type: 'kafka', kafka: { brokers: 'kafka-0.kafka:9093', ca: { secretName: 'kafka-ca' } } } }),
+  over('kafka-ca-both', {
+    bus: { type: 'kafka', kafka: { brokers: 'kafka-0.kafka:9093', tls: true, ca: { secretName: 'kafka-ca', configMapName: 'kafka-ca' } } },
+  }),
+  over('kafka-topics-zero', { bus: { type: 'kafka', kafka: { brokers: 'kafka-0.kafka:9093', topics: { partitions: 0 } } } }),
   // Defect 1 as it was: a bare n that Helm's YAML 1.1 reads as false. The checks below must refuse it.
   {
     name: 'bare-n',
@@ -102,6 +110,7 @@ const EXTERNAL: Record<string, { secrets?: Store; configMaps?: Store }> = {
     configMaps: { 'gateway-extra-ca': { 'ca.crt': '-----BEGIN CERTIFICATE-----' } },
   },
   'existing-secret': { secrets: exampleSecrets },
+  'kafka-tls-ca': { configMaps: { 'kafka-ca': { 'cluster-ca.pem': '-----BEGIN CERTIFICATE-----\nfrom the kafka-ca ConfigMap' } } },
 };
 
 let results: Record<string, HelmResult> = {};
@@ -180,6 +189,7 @@ const RENDERED = [
   'ingress',
   'new-config',
   'media-emptydir',
+  'kafka-tls-ca',
 ];
 
 suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing})` : ''}`, () => {
@@ -403,6 +413,50 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
         KAFKA_SASL_PASSWORD: 'kafka-password',
         KAFKA_TOPIC_PREFIX: 'gw-prod.',
       });
+  });
+
+  it('Kafka TLS: the brokers’ CA from a Secret is mounted read-only in every service and named by KAFKA_SSL_CA_FILE; the topic settings reach them', () => {
+    for (const c of environments('all-options').filter((e) => e.container === e.component))
+      expect({ c: c.component, ...c.env }).toMatchObject({
+        c: c.component,
+        KAFKA_SSL: 'true',
+        KAFKA_SSL_CA_FILE: '/etc/kafka-ca/ca.crt',
+        KAFKA_TOPIC_PARTITIONS: '6',
+        KAFKA_TOPIC_REPLICATION: '3',
+      });
+    const deployments = objectsOf('all-options').filter((o) => o.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(TABLE.map((s) => s.name).sort());
+    for (const d of deployments) {
+      const pod = d.spec.template.spec;
+      const main = pod.containers.find((c: { name: string }) => c.name === d.metadata.labels?.['app.kubernetes.io/component']);
+      expect(pod.volumes).toContainEqual({
+        name: 'kafka-ca',
+        secret: { secretName: 'kafka-cluster-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+      });
+      expect(main.volumeMounts).toContainEqual({ name: 'kafka-ca', mountPath: '/etc/kafka-ca', readOnly: true });
+    }
+  });
+
+  it('Kafka TLS: a CA from a ConfigMap is the file KAFKA_SSL_CA_FILE names, in every pod; without the option no pod gets either', () => {
+    for (const c of environments('kafka-tls-ca').filter((e) => e.container === e.component)) {
+      expect(c.env.KAFKA_SSL_CA_FILE).not.toBe('/etc/kafka-ca/cluster-ca.pem');
+      // The pod's copy of the mounted ConfigMap key (containerEnvironments points the variable at it).
+      expect({ c: c.component, ca: fs.readFileSync(c.env.KAFKA_SSL_CA_FILE, 'utf8') }).toEqual({
+        c: c.component,
+        ca: '-----BEGIN CERTIFICATE-----\nfrom the kafka-ca ConfigMap',
+      });
+      expect(c.names).not.toContain('KAFKA_TOPIC_PARTITIONS');
+    }
+    for (const o of objectsOf('ci').filter((x) => x.kind === 'Deployment')) {
+      expect(o.spec.template.spec.volumes.map((v: { name: string }) => v.name)).not.toContain('kafka-ca');
+      expect(o.spec.template.spec.containers[0].env.map((v: { name: string }) => v.name)).not.toContain('KAFKA_SSL_CA_FILE');
+    }
+  });
+
+  it('Kafka TLS: a CA without tls, or from both a Secret and a ConfigMap, or zero partitions, is refused, naming the field', () => {
+    expect(results['kafka-ca-without-tls'].error).toContain('bus.kafka.ca needs bus.kafka.tls: true');
+    expect(results['kafka-ca-both'].error).toContain('bus.kafka.ca: set secretName or configMapName, not both');
+    expect(results['kafka-topics-zero'].error).toContain("at '/bus/kafka/topics/partitions'");
   });
 
   it('all-options: every option shows in the objects it belongs to', () => {

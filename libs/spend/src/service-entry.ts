@@ -47,9 +47,10 @@ export function runSpendingService(
       service: name,
       logger,
       metrics,
-      // Ready while it runs: billing, the bus and its database are shared by every replica, so their outage is
-      // answered per request (a retryable 503) rather than by taking every replica out of rotation.
-      ready: async () => undefined,
+      // Ready while its consumers (jobs') can run: billing, the bus and its database are shared by every replica, so
+      // their outage is answered per request (a retryable 503) rather than by taking every replica out of rotation. A
+      // consumer stopped for good is this pod's own fault, and only its restart cures it.
+      ready: async () => bus.checkConsumers(),
       dependencies: {
         billing: () => billing.ping(),
         bus: () => bus.ping(),

@@ -134,6 +134,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       // A failed ledger journal refuses every hold: the process must leave the load balancer's rotation. Its
       // database and bus are shared by every replica, so their outage is a dependency's (serve.ts), not this pod's.
       memory?.ready();
+      // A hold consumer stopped for good is this pod's: no settle reaches its ledger again until a restart.
+      bus.checkConsumers();
     },
     async ping() {
       await db.ping();

@@ -43,8 +43,9 @@ runMain('catalogue', async () => {
       service: 'catalogue',
       logger,
       metrics,
-      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
-      ready: async () => undefined,
+      // Ready while its consumers can run; its database and the bus are shared dependencies (serve.ts), shown on
+      // /healthz. A consumer stopped for good is this pod's own fault, and only its restart cures it.
+      ready: async () => bus.checkConsumers(),
       dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
       onDrained: async () => {
         await bus.close();

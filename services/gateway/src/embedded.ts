@@ -160,6 +160,7 @@ export async function startEmbedded(
     ready: async () => {
       // One process on its own storage: every check here is this pod's own.
       await billing.ready();
+      bus.checkConsumers();
       await billing.ping();
       await media.ping();
       await jobs.ping();

@@ -34,8 +34,9 @@ runMain('mcp', async () => {
       extra: { edgeUrl },
       logger,
       metrics,
-      // Ready while it runs; its database and the bus are shared dependencies (serve.ts), shown on /healthz.
-      ready: async () => undefined,
+      // Ready while its consumers can run; its database and the bus are shared dependencies (serve.ts), shown on
+      // /healthz. A consumer stopped for good is this pod's own fault, and only its restart cures it.
+      ready: async () => bus.checkConsumers(),
       dependencies: { database: () => db.ping(), bus: () => bus.ping() },
       onDrained: async () => {
         await mcp.stop();

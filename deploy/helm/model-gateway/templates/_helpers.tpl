@@ -278,6 +278,18 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 - name: KAFKA_SSL
   value: "true"
 {{- end }}
+{{- if include "model-gateway.kafkaCa" $root }}
+- name: KAFKA_SSL_CA_FILE
+  value: {{ printf "%s/%s" (include "model-gateway.kafkaCaDir" $root) $kafka.ca.key | quote }}
+{{- end }}
+{{- with (dig "topics" "partitions" nil $kafka) }}
+- name: KAFKA_TOPIC_PARTITIONS
+  value: {{ int . | quote }}
+{{- end }}
+{{- with (dig "topics" "replication" nil $kafka) }}
+- name: KAFKA_TOPIC_REPLICATION
+  value: {{ int . | quote }}
+{{- end }}
 {{- with (dig "sasl" "mechanism" "" $kafka) }}
 - name: KAFKA_SASL_MECHANISM
   value: {{ . | quote }}
@@ -382,6 +394,15 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 {{- join ", " $missing }}
 {{- end }}
 
+{{/* "true" when the pods trust the brokers by a CA of their own (bus.kafka.ca): the kafka bus, TLS on, a Secret or ConfigMap named. */}}
+{{- define "model-gateway.kafkaCa" -}}
+{{- $k := .Values.bus.kafka }}
+{{- if and (eq .Values.bus.type "kafka") $k.tls (or (dig "ca" "secretName" "" $k) (dig "ca" "configMapName" "" $k)) }}true{{- end }}
+{{- end }}
+
+{{/* Where the brokers' CA is mounted in a pod that uses the bus. */}}
+{{- define "model-gateway.kafkaCaDir" -}}/etc/kafka-ca{{- end }}
+
 {{/* Refuses values that cannot work, naming the field. Included once, by deployment.yaml. */}}
 {{- define "model-gateway.validate" -}}
 {{- $root := . }}
@@ -399,6 +420,13 @@ Where media keeps its bytes: "s3", "pvc" or "emptyDir" (mediaStorage in values.y
 {{- if not (include "model-gateway.hasSecret" (dict "root" . "key" "kafka-sasl-password" "value" $s.kafkaSaslPassword)) }}
 {{- fail "secrets.kafkaSaslPassword (or secrets.keyRefs.kafka-sasl-password, or existingSecret) is required with bus.kafka.sasl.mechanism" }}
 {{- end }}
+{{- end }}
+{{- $ca := dig "ca" (dict) .Values.bus.kafka }}
+{{- if and (dig "secretName" "" $ca) (dig "configMapName" "" $ca) }}
+{{- fail "bus.kafka.ca: set secretName or configMapName, not both" }}
+{{- end }}
+{{- if and (eq .Values.bus.type "kafka") (or (dig "secretName" "" $ca) (dig "configMapName" "" $ca)) (not .Values.bus.kafka.tls) }}
+{{- fail "bus.kafka.ca needs bus.kafka.tls: true (the CA is only read for TLS to the brokers)" }}
 {{- end }}
 {{- if not (include "model-gateway.hasSecret" (dict "root" . "key" "internal-token" "value" $s.internalToken)) }}
 {{- fail "secrets.internalToken is required (or set secrets.existingSecret); e.g. --set secrets.internalToken=$(openssl rand -hex 32)" }}

@@ -22,6 +22,7 @@ export function outboxBus(tx: Queryable, real: EventBus): EventBus {
     publish: (topic, event) => enqueue(tx, topic, event),
     subscribe: (...args) => real.subscribe(...args),
     ping: () => real.ping(),
+    checkConsumers: () => real.checkConsumers(),
     close: async () => undefined,
   };
 }
