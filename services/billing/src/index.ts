@@ -21,6 +21,7 @@ import { migrations } from './migrations';
 
 export { migrations };
 export { ensureDemoAccount } from './demo-account';
+export { billingService } from './gateway-service';
 export { deadLetterFileOf } from './ledger/memory/memory-ledger';
 
 export interface BillingServiceDeps {

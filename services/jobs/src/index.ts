@@ -18,6 +18,7 @@ import { createWorker } from './worker/worker';
 import { createWebhookDispatcher, type Resolver } from './webhooks';
 
 export { migrations } from './migrations';
+export { jobsService } from './gateway-service';
 export { openJobs, type JobsOptions } from './open';
 export { inProcessMediaFiles } from './media/in-process';
 export { httpMediaFiles } from './media/http';

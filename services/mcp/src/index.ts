@@ -14,6 +14,7 @@ import { StreamHub } from './stream/hub';
 import { Notifier } from './stream/notifier';
 
 export { migrations } from './migrations';
+export { mcpService } from './gateway-service';
 export { ALL_TOOLS, availableTools } from './tools';
 export { type McpLimits, mcpLimitsOf } from './limits';
 

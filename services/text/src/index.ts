@@ -8,6 +8,8 @@ import { mountEmbeddings } from './embeddings/handler';
 import { mountRerank } from './rerank/handler';
 import { mountResponses } from './responses/handler';
 
+export { textService } from './gateway-service';
+
 export interface TextService {
   /** Keyed text routes under /v1, every one a fixed path. */
   router: ExactRoutes;
