@@ -21,3 +21,7 @@ export { exactRoutes, type ExactRoutes, type PostRoutes, type RouteHandler } fro
 export { sendJson } from './send-json';
 export { runMain } from './run-main';
 export { clientGone, onClientGone } from './client-gone';
+export { inStartOrder, type GatewayService, type Lifecycle, type ServiceRouters } from './lifecycle';
+export { startParts, type StartedParts } from './run-parts';
+export { reachableUrl, startAndServe, type RunningProcess } from './serve-parts';
+export { internalListener, runFleetProcess, type FleetProcess } from './fleet-process';

@@ -7,6 +7,7 @@ export { refuseOtherCategory } from './category';
 export { Circuits, type CircuitState, type EndpointTally } from './circuits';
 export { startHealthReporter, healthReport } from './health-reporter';
 export { runSpendingService, type SpendingService } from './service-entry';
+export { spendPart } from './spend-part';
 export { requestFingerprint } from './fingerprint';
 export { replayable, type ReplayDeps } from './replayable';
 export type { ReplayPort } from '@gateway/billing-client';

@@ -5,12 +5,14 @@ export {
   SERVICE_NAMES,
   ADMIN_OWNER,
   serviceEntry,
+  startsAfter,
   actsForCaller,
   publicOwner,
   keyedOwner,
   type ServiceEntry,
   type ServiceName,
 } from './services';
+export { dependencyOrder, startOrder } from './start-order';
 export {
   PORT_HANDOFF_ENV,
   isReleaseRequest,

@@ -22,6 +22,11 @@ export interface ServiceEntry {
   /** The others' requests depend on it being up (billing: holds, keys), so the fleet starts it before them. */
   readonly startsFirst?: boolean;
   /**
+   * The services that start before this one where one process runs several (the embedded gateway), and so stop
+   * after it (startOrder). Absent, its peers: a service starts once what it calls has started.
+   */
+  readonly startsAfter?: readonly ServiceName[];
+  /**
    * Calls the gateway's public routes on the caller's behalf, so the edge hands it the caller's verified key
    * (INTERNAL.apiKey). The edge strips the client's credential headers from every other service's requests.
    */
@@ -43,6 +48,8 @@ export const SERVICES = [
     admin: true,
     peers: [],
     startsFirst: true,
+    // Its start announces every account (account.opened), and the catalogue counts them: it subscribes first.
+    startsAfter: ['catalogue'],
   },
   {
     name: 'text',
@@ -82,6 +89,8 @@ export const SERVICES = [
     keyedPaths: [],
     // The status monitor pings billing (the payments component); the catalogue answers without it.
     peers: ['billing'],
+    // Hence it needs no billing to start, and must not wait for it: its consumers subscribe before billing announces.
+    startsAfter: [],
   },
   {
     name: 'mcp',
@@ -93,7 +102,7 @@ export const SERVICES = [
     peers: [],
     actsForCaller: true,
   },
-] as const satisfies readonly (Omit<ServiceEntry, 'peers'> & { peers: readonly string[] })[];
+] as const satisfies readonly (Omit<ServiceEntry, 'peers' | 'startsAfter'> & { peers: readonly string[]; startsAfter?: readonly string[] })[];
 
 export type ServiceName = (typeof SERVICES)[number]['name'];
 
@@ -101,6 +110,12 @@ export const SERVICE_NAMES = SERVICES.map((s) => s.name) as ServiceName[];
 
 export function serviceEntry(name: ServiceName): ServiceEntry {
   return SERVICES.find((s) => s.name === name) as ServiceEntry;
+}
+
+/** What `name` starts after (ServiceEntry.startsAfter, else its peers). */
+export function startsAfter(name: ServiceName): readonly ServiceName[] {
+  const entry = serviceEntry(name);
+  return entry.startsAfter ?? entry.peers;
 }
 
 /** The service answering a GET on `path` without a key, if any. */

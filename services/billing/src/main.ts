@@ -2,11 +2,12 @@ import '@gateway/service-kit/tracing-register';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openFleetServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
+import { createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
+import { billingService } from './gateway-service';
 import { createBillingService, migrations } from './index';
 
 /** Fleet entry: billing as its own process on PostgreSQL and the configured bus. */
-runMain('billing', async () => {
+runFleetProcess('billing', async () => {
   const env = readFleetEnv('billing service');
   const config = loadFleetConfig(env, 'billing service');
   const logger = createLogger('billing', env.LOG_LEVEL);
@@ -18,27 +19,15 @@ runMain('billing', async () => {
   const acceptedInternalToken = env.GATEWAY_INTERNAL_TOKEN_ACCEPTED;
   const billing = await createBillingService({ db, bus, config, logger, adminToken: env.GATEWAY_ADMIN_TOKEN, internalToken, acceptedInternalToken });
   if (billing.generatedAdminToken) process.stdout.write(`Admin token (generated, shown once, keep it): ${billing.generatedAdminToken}\n`);
-
-  // The internal routes check the token themselves (billing-client's hold batches are the busiest of them).
-  const listener = serviceListener(
-    logger,
-    billing.internalRouter,
-    requireInternalToken(internalToken, acceptedInternalToken),
-    billing.adminRouter,
-    billing.publicRouter,
-  );
-  await billing.start();
-  const served = await serveFleetProcess(listener, env, {
-    service: 'billing',
+  const service = billingService(billing);
+  return {
+    env,
     logger,
     metrics,
-    ready: billing.ready,
+    // Billing stops consuming before the bus closes, and the database closes last.
+    parts: [{ name: 'database', close: () => db.close() }, { name: 'bus', close: () => bus.close() }, service],
+    // The internal routes check the token themselves (billing-client's hold batches are the busiest of them).
+    listener: internalListener(logger, env, service.routers),
     dependencies: { database: () => db.ping(), bus: () => bus.ping() },
-    onDrained: async () => {
-      await billing.stop();
-      await bus.close();
-      await db.close();
-    },
-  });
-  return { stop: () => served.shutdown(), logger };
+  };
 });

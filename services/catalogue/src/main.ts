@@ -3,15 +3,16 @@ import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, requireInternalToken, runMain, serveFleetProcess, serviceListener } from '@gateway/service-kit';
+import { createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
 import { openFleetServiceDb } from '@gateway/db';
+import { catalogueService } from './gateway-service';
 import { migrations } from './migrations';
 import { openCatalogue } from './open';
 import { redisSharedAnswers } from './shared-answers';
 import { redisPing } from './status/redis-ping';
 
 /** Fleet entry: the public catalogue, stats and the status monitor. */
-runMain('catalogue', async () => {
+runFleetProcess('catalogue', async () => {
   const env = readFleetEnv('catalogue service');
   const config = loadFleetConfig(env, 'catalogue service');
   const logger = createLogger('catalogue', env.LOG_LEVEL);
@@ -35,27 +36,21 @@ runMain('catalogue', async () => {
       storage: redis ? [redis] : [],
     },
   });
-  await catalogue.subscribe();
-  const served = await serveFleetProcess(
-    serviceListener(logger, requireInternalToken(env.GATEWAY_INTERNAL_TOKEN, env.GATEWAY_INTERNAL_TOKEN_ACCEPTED), catalogue.service.router),
+  const service = catalogueService(catalogue);
+  return {
     env,
-    {
-      service: 'catalogue',
-      logger,
-      metrics,
-      // Ready while its consumers can run; its database and the bus are shared dependencies (serve.ts), shown on
-      // /healthz. A consumer stopped for good is this pod's own fault, and only its restart cures it.
-      ready: async () => bus.checkConsumers(),
-      dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
-      onDrained: async () => {
-        await bus.close();
-        await catalogue.close();
-        await redis?.close();
-        await shared?.close();
-        await billing.close();
-      },
-    },
-  );
-  catalogue.startMonitor();
-  return { stop: () => served.shutdown(), logger };
+    logger,
+    metrics,
+    parts: [
+      { name: 'billing client', close: () => billing.close() },
+      { name: 'shared answers', close: async () => shared?.close() },
+      { name: 'redis', close: async () => redis?.close() },
+      // Stops delivering before the catalogue closes its consumers, its tally and its database.
+      { name: 'bus', drain: () => bus.close(), ready: async () => bus.checkConsumers() },
+      service,
+    ],
+    listener: internalListener(logger, env, service.routers),
+    // Ready while its consumers run (the bus part); its database and the bus are shared dependencies (serve.ts), shown on /healthz.
+    dependencies: { database: () => catalogue.ping(), bus: () => bus.ping() },
+  };
 });

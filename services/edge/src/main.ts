@@ -2,14 +2,14 @@ import '@gateway/service-kit/tracing-register';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
-import { createLogger, createMetrics, runMain, serveFleetProcess } from '@gateway/service-kit';
+import { createLogger, createMetrics, runFleetProcess } from '@gateway/service-kit';
 import { ADMIN_OWNER, SERVICE_NAMES, type ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createEdge } from './index';
 import { deployed, notDeployed, proxyTo } from './proxy';
 
 /** Fleet entry: the public listener, proxying each path to the service the service table names. */
-runMain('edge', async () => {
+runFleetProcess('edge', async () => {
   const env = readFleetEnv('edge');
   const logger = createLogger('edge', env.LOG_LEVEL);
   const { public_rate_limit: publicRate } = loadFleetConfig(env, 'edge').limits;
@@ -32,19 +32,19 @@ runMain('edge', async () => {
     publicRateLimit: { requests: publicRate.requests, intervalMs: parseDuration(publicRate.interval) },
     trustProxy: env.TRUST_PROXY,
   });
-  const served = await serveFleetProcess(listener, env, {
-    service: 'edge',
-    public: true,
+  return {
+    env,
     logger,
     metrics,
-    // Ready whatever billing does: keyless routes (the catalogue) need no billing, and a keyed call during its outage
-    // gets the retryable 503 envelope. The billing check shows on /healthz and gateway_dependency_up.
-    ready: async () => undefined,
+    public: true,
+    // No part has a readiness of its own: the edge is ready whatever billing does. Keyless routes (the catalogue)
+    // need no billing, and a keyed call during its outage gets the retryable 503 envelope; the billing check shows
+    // on /healthz and gateway_dependency_up.
+    parts: [
+      { name: 'billing client', close: () => billing.close() },
+      { name: 'meter', close: () => meter.close() },
+    ],
+    listener,
     dependencies: { billing: () => billing.ping() },
-    onDrained: async () => {
-      await meter.close();
-      await billing.close();
-    },
-  });
-  return { stop: () => served.shutdown(), logger };
+  };
 });

@@ -1,19 +1,28 @@
-import { createBillingService, ensureDemoAccount } from '@gateway/billing';
+import { billingService, createBillingService, ensureDemoAccount } from '@gateway/billing';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { CONSUMER_GROUPS } from '@gateway/events';
-import { openCatalogue, redisPing } from '@gateway/catalogue';
+import { catalogueService, openCatalogue, redisPing } from '@gateway/catalogue';
 import { buildRegistry, parseDuration, type GatewayConfig, type GatewayEnv } from '@gateway/config';
 import type { Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
-import { createMetrics, serve, type Logger, type Served } from '@gateway/service-kit';
-import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, type SpendDeps, closeHoldsBeforeBus, startHealthReporter } from '@gateway/spend';
+import {
+  createMetrics,
+  type GatewayService,
+  inStartOrder,
+  type Lifecycle,
+  serve,
+  startAndServe,
+  type Logger,
+  type Served,
+} from '@gateway/service-kit';
+import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, type SpendDeps, spendPart, startHealthReporter } from '@gateway/spend';
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
-import { createTextService } from '@gateway/text';
-import { openMedia, s3OptionsOf } from '@gateway/media';
-import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
-import { createMcpService, mcpLimitsOf } from '@gateway/mcp';
+import { createTextService, textService } from '@gateway/text';
+import { mediaService, openMedia, s3OptionsOf } from '@gateway/media';
+import { inProcessMediaFiles, jobsService, openJobs } from '@gateway/jobs';
+import { createMcpService, mcpLimitsOf, mcpService } from '@gateway/mcp';
 import { openEmbeddedDatabases } from './databases';
 
 export interface EmbeddedGateway {
@@ -119,80 +128,81 @@ export async function startEmbedded(
     { db: mcpDb, bus, registry, logger: logger.child({ service: 'mcp' }), meter, edgeUrl: () => selfUrl },
     { maxRequestBody: config.limits.max_request_body, limits: mcpLimitsOf(config) },
   );
+  // One process on its own storage: every service's database is this pod's, so it counts for readiness.
+  const own = { storageIsOwn: true };
+  const byName = {
+    billing: billingService(billing, own),
+    text: textService(text),
+    media: mediaService(media, own),
+    jobs: jobsService(jobs, own),
+    catalogue: catalogueService(catalogue),
+    mcp: mcpService(mcp),
+  } satisfies Record<ServiceName, GatewayService>;
   const edge = createEdge({
     billing: billing.port,
     meter,
     logger,
     metrics,
     // Embedded, each entry of the service table is served by its router in this process.
-    services: {
-      billing: billing.publicRouter,
-      text: text.router,
-      media: media.service.router,
-      jobs: jobs.service.router,
-      catalogue: catalogue.service.router,
-      mcp: mcp.router,
-    } satisfies Record<ServiceName, RequestHandler>,
+    services: Object.fromEntries(Object.values(byName).map((s) => [s.name, s.routers.public])) as Record<ServiceName, RequestHandler>,
     admin: billing.adminRouter,
     publicRateLimit: rateOf(config.limits.public_rate_limit),
     trustProxy: env.TRUST_PROXY,
   });
   keys = edge.keys;
-  // Before billing starts: it announces every account at start, and the catalogue counts them.
-  await catalogue.subscribe();
-  await billing.start();
-  media.service.start();
-  await jobs.service.start();
-  await mcp.start();
 
-  const served = await serve(edge.listener, {
-    service: 'gateway',
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
-    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
-    maxConnections: env.HTTP_MAX_CONNECTIONS,
-    drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
-    public: { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS },
+  const parts: Lifecycle[] = [
+    {
+      name: 'shared',
+      // Known once the listener answers: the status monitor's api check and the MCP tools call it.
+      listening: (url) => {
+        statusApiUrl = url;
+        selfUrl = url;
+      },
+      async close() {
+        await redis?.close();
+        await meter.close();
+        await billingDb.close();
+        await mcpDb.close();
+      },
+    },
+    // It closes once jobs (whose outbox relay publishes what the last steps wrote) and mcp have drained, and before
+    // billing closes: it delivers the settles still queued while billing is still consuming them.
+    // A consumer stopped for good fails readiness: in one process on its own storage, every check is this pod's own.
+    { name: 'bus', drain: () => bus.close(), ready: async () => bus.checkConsumers() },
+    ...inStartOrder(Object.values(byName)),
+    spendPart({
+      openHolds,
+      logger,
+      // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
+      startHealth: () =>
+        config.status.enabled
+          ? startHealthReporter({ bus, circuits, registry, logger, source: 'gateway', intervalMs: parseDuration(config.status.sample_interval) })
+          : undefined,
+    }),
+  ];
+  const running = await startAndServe(parts, {
     logger,
-    metrics,
-    ready: async () => {
-      // One process on its own storage: every check here is this pod's own.
-      await billing.ready();
-      bus.checkConsumers();
-      await billing.ping();
-      await media.ping();
-      await jobs.ping();
-    },
-    drainReserveMs: HOLD_CLOSE_RESERVE_MS,
-    onDrained: async () => {
-      await closeHoldsBeforeBus(openHolds, logger, HOLD_CLOSE_RESERVE_MS);
-      health?.stop();
-      // The bus first: it delivers the settles still queued while billing is still consuming them.
-      await mcp.stop();
-      // Jobs before the bus: its outbox relay publishes what the last steps wrote.
-      await jobs.close();
-      await bus.close();
-      await billing.stop();
-      await media.close();
-      await catalogue.close();
-      await redis?.close();
-      await meter.close();
-      await billingDb.close();
-      await mcpDb.close();
-    },
+    host: env.HOST,
+    listen: (hooks) =>
+      serve(edge.listener, {
+        service: 'gateway',
+        port: env.PORT,
+        host: env.HOST,
+        metricsPort: env.METRICS_PORT,
+        headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+        maxConnections: env.HTTP_MAX_CONNECTIONS,
+        drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
+        public: { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS },
+        logger,
+        metrics,
+        drainReserveMs: HOLD_CLOSE_RESERVE_MS,
+        ...hooks,
+      }),
   });
+  const { served } = running;
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
-  statusApiUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host}:${served.port}`;
-  catalogue.startMonitor();
-  // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
-  const health = config.status.enabled
-    ? startHealthReporter({ bus, circuits, registry, logger, source: 'gateway', intervalMs: parseDuration(config.status.sample_interval) })
-    : undefined;
-  // A wildcard bind address is not one to connect to: the tools reach the listener on loopback.
-  const reachable = env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host;
-  selfUrl = `http://${reachable}:${served.port}`;
   return {
     served,
     url: `http://${host}:${served.port}`,
@@ -201,11 +211,7 @@ export async function startEmbedded(
     generatedAdminToken: billing.generatedAdminToken,
     billingDb,
     ledgerFlushed: billing.ledgerFlushed,
-    stop: () => {
-      // Open MCP streams end first: the drain would otherwise wait its whole grace period on them.
-      mcp.endStreams();
-      return served.shutdown();
-    },
+    stop: running.stop,
   };
 }
 

@@ -6,6 +6,7 @@ import { runSpendingService } from '@gateway/spend';
 import { httpMediaFiles } from './media/http';
 import { openFleetServiceDb } from '@gateway/db';
 import { migrations } from './migrations';
+import { jobsService } from './gateway-service';
 import { openJobs } from './open';
 
 /** Fleet entry: the job routes, the worker, the outbox relay and the webhook dispatcher as one process. */
@@ -26,14 +27,13 @@ runSpendingService('jobs', async (spend, env, config) => {
       publicUrl: env.GATEWAY_PUBLIC_URL,
     },
   );
-  await jobs.service.start();
   return {
-    router: jobs.service.router,
+    service: jobsService(jobs),
+    // Its peers' clients close after it, in reverse: billing's, then media's.
+    opened: [
+      { name: 'media client', close: () => media.close() },
+      { name: 'accounts client', close: () => accounts.close() },
+    ],
     ping: jobs.ping,
-    async close() {
-      await jobs.close();
-      await accounts.close();
-      await media.close();
-    },
   };
 });

@@ -3,6 +3,7 @@ export { createMediaService, type MediaService, type MediaServiceDeps } from './
 export { FileRefs, type FileRef, type NewFileRef } from './files/refs';
 export { INTERNAL_FILES_PATH } from './files/internal';
 export { migrations } from './migrations';
+export { mediaService } from './gateway-service';
 export { openMedia, s3OptionsOf, type MediaOptions } from './open';
 export { filesystemStorage } from './storage/filesystem';
 export { type S3Storage, type S3StorageOptions, s3Storage } from './storage/s3';

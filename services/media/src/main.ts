@@ -3,6 +3,7 @@ import path from 'node:path';
 import { runSpendingService } from '@gateway/spend';
 import { openFleetServiceDb } from '@gateway/db';
 import { migrations } from './migrations';
+import { mediaService } from './gateway-service';
 import { openMedia, s3OptionsOf } from './open';
 
 /** Fleet entry: the media routes as their own process. */
@@ -14,6 +15,5 @@ runSpendingService('media', async (spend, env, config) => {
     publicUrl: env.GATEWAY_PUBLIC_URL,
     s3: s3OptionsOf(env),
   });
-  media.service.start();
-  return { router: media.service.router, ping: media.ping, close: media.close };
+  return { service: mediaService(media), ping: media.ping };
 });
