@@ -1,0 +1,106 @@
+import OpenAI from 'openai';
+import { holdCount, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+
+/**
+ * The fixes of the contract audit (issue 38), over one catalogue of simulated models, one of each category, so each
+ * route can be asked with a model of another one. Nothing here reaches a network upstream.
+ */
+const modes: Mode[] = ['embedded', 'fleet'];
+
+export function auditConfig() {
+  const model = (id: string, category: string, pricing: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+    id,
+    name: id,
+    category,
+    status: 'available',
+    pricing,
+    endpoints: [{ provider: 'sim', model: `sim-${category}` }],
+    ...extra,
+  });
+  return {
+    providers: [{ id: 'sim', kind: 'simulated' }],
+    models: [
+      model('test/chat', 'text', { prompt: '0.001', completion: '0.002' }, { context_length: 4096, max_output_tokens: 20 }),
+      model('test/embed', 'embedding', { prompt: '0.001' }),
+      model('test/rerank', 'rerank', { prompt: '0.001' }),
+      model('test/image', 'image', { image: '0.04' }),
+      model('test/speech', 'audio', { character: '0.000015' }),
+      model('test/stt', 'audio', { second: '0.0001' }),
+      model('test/video', 'video', { second: '0.05' }),
+    ],
+  };
+}
+
+/** Nothing to start: the simulated provider is built in. */
+const noUpstream = async () => ({ close: async () => {} });
+
+describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
+  let gw: TestGateway;
+  let acct: { accountId: string; key: string; keyId: string };
+  let client: OpenAI;
+
+  useGatewaySuite(mode, { upstreams: noUpstream, config: auditConfig, credits: 20 }, (s) => {
+    ({ gw, acct } = s);
+    client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  });
+
+  const post = (path: string, body: unknown) =>
+    fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  describe('a model of another category: 400 invalid_request on every route, before any hold', () => {
+    const msgs = [{ role: 'user', content: 'hi' }];
+    it.each([
+      ['/v1/chat/completions', { model: 'test/embed', messages: msgs }, 'embedding', 'text'],
+      ['/v1/chat/completions', { model: 'test/chat', models: ['test/image'], messages: msgs }, 'image', 'text'],
+      ['/v1/completions', { model: 'test/rerank', prompt: 'hi' }, 'rerank', 'text'],
+      ['/v1/messages', { model: 'test/video', messages: msgs, max_tokens: 5 }, 'video', 'text'],
+      ['/v1/responses', { model: 'test/speech', input: 'hi' }, 'audio', 'text'],
+      ['/v1/embeddings', { model: 'test/chat', input: 'hi' }, 'text', 'embedding'],
+      ['/v1/rerank', { model: 'test/embed', query: 'q', documents: ['d'] }, 'embedding', 'rerank'],
+      ['/v1/images/generations', { model: 'test/video', prompt: 'p' }, 'video', 'image'],
+      ['/v1/audio/speech', { model: 'test/chat', input: 'hi' }, 'text', 'audio'],
+      ['/v1/videos', { model: 'test/image', prompt: 'p' }, 'image', 'video'],
+    ])('POST %s naming a model of another category', async (path, body, category, serves) => {
+      const before = await holdCount(gw, acct.accountId);
+      const r = await post(path, body);
+      expect(r.status).toBe(400);
+      const named = (body as { models?: string[] }).models?.[0] ?? (body as { model: string }).model;
+      expect((await r.json()).error).toEqual({
+        code: 'invalid_request',
+        message: `Model ${named} is ${/^[aeiou]/.test(category) ? 'an' : 'a'} ${category} model; ${path} serves ${serves} models only`,
+        request_id: expect.stringMatching(/^req_/),
+      });
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
+    });
+
+    it('the queue route answers the same, naming its path', async () => {
+      const r = await post('/v1/queue/test/chat', { prompt: 'p' });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toMatchObject({
+        code: 'invalid_request',
+        message: 'Model test/chat is a text model; /v1/queue/test/chat serves video models only',
+      });
+    });
+
+    it('the official openai client gets a BadRequestError on chat and on embeddings alike', async () => {
+      const before = await holdCount(gw, acct.accountId);
+      const chat = await client.chat.completions.create({ model: 'test/embed', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+      expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(chat.error).toMatchObject({ code: 'invalid_request' });
+      const embed = await client.embeddings.create({ model: 'test/chat', input: 'hi' }).catch((e) => e);
+      expect(embed).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(embed.error).toMatchObject({ code: 'invalid_request' });
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
+    });
+
+    it('an unknown slug stays 409 model_unavailable', async () => {
+      const r = await post('/v1/chat/completions', { model: 'nobody/nothing', messages: msgs });
+      expect(r.status).toBe(409);
+      expect((await r.json()).error).toMatchObject({ code: 'model_unavailable' });
+    });
+  });
+});
