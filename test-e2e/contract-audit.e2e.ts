@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { waitFor } from '../libs/testing/src/wait';
 import { holdCount, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**
@@ -44,6 +45,10 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
 
+  const get = async (path: string) => {
+    const r = await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${acct.key}` } });
+    return { status: r.status, json: await r.json() };
+  };
   const post = (path: string, body: unknown) =>
     fetch(`${gw.url}${path}`, {
       method: 'POST',
@@ -101,6 +106,51 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       const r = await post('/v1/chat/completions', { model: 'nobody/nothing', messages: msgs });
       expect(r.status).toBe(409);
       expect((await r.json()).error).toMatchObject({ code: 'model_unavailable' });
+    });
+  });
+
+  describe('GET /v1/jobs speaks the wire vocabulary of every other job body', () => {
+    let done: string;
+    let failed: string;
+    const ids = async (query: string) => {
+      const r = await get(`/v1/jobs?model=test/video${query}`);
+      expect(r.status).toBe(200);
+      return (r.json.data as Array<{ request_id: string }>).map((row) => row.request_id);
+    };
+
+    beforeAll(async () => {
+      const submit = async (prompt: string) => (await (await post('/v1/videos', { model: 'test/video', prompt, duration: 1 })).json()).request_id;
+      done = await submit('waves');
+      // The simulator's marker: the job fails at its result, deterministically.
+      failed = await submit('waves [[fail]]');
+      for (const id of [done, failed]) {
+        await waitFor(async () => (await get(`/v1/queue/requests/${id}/status`)).json.status === 'COMPLETED', `job ${id} to finish`, 20_000);
+      }
+    });
+
+    it('a row shows COMPLETED as status, as the job status route does, and the stored terminal status as outcome', async () => {
+      const rows = (await get('/v1/jobs?model=test/video')).json.data as Array<Record<string, unknown>>;
+      const row = (id: string) => rows.find((r) => r.request_id === id);
+      expect(row(done)).toMatchObject({ status: 'COMPLETED', outcome: 'succeeded', queue_position: null });
+      expect(row(failed)).toMatchObject({ status: 'COMPLETED', outcome: 'failed', queue_position: null });
+      expect((await get(`/v1/queue/requests/${done}/status`)).json).toMatchObject({ status: 'COMPLETED', outcome: 'succeeded' });
+      expect((await get(`/v1/queue/requests/${failed}/status`)).json).toMatchObject({ status: 'COMPLETED', outcome: 'failed' });
+    });
+
+    it('filters on the stored vocabulary (the contract) and on the wire one', async () => {
+      expect(await ids('&status=succeeded')).toEqual([done]);
+      expect(await ids('&status=failed')).toEqual([failed]);
+      expect(await ids('&status=COMPLETED')).toEqual([failed, done]);
+      expect(await ids('&status=canceled')).toEqual([]);
+      expect(await ids('&status=IN_QUEUE')).toEqual([]);
+      expect(await ids('&status=IN_PROGRESS')).toEqual([]);
+    });
+
+    it('a status in neither vocabulary is 400 invalid_request naming the field', async () => {
+      const r = await get('/v1/jobs?status=completed');
+      expect(r.status).toBe(400);
+      expect(r.json.error.code).toBe('invalid_request');
+      expect(r.json.error.message).toMatch(/status/);
     });
   });
 });
