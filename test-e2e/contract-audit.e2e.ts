@@ -153,4 +153,49 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       expect(r.json.error.message).toMatch(/status/);
     });
   });
+
+  describe('a body the gateway cannot take is refused with a message that says what is wrong', () => {
+    const raw = (path: string, body: string | undefined, headers: Record<string, string>) =>
+      fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}`, ...headers }, body });
+    const json = { 'content-type': 'application/json' };
+
+    it.each([
+      ['a JSON string', '/v1/chat/completions', '"hello"', json, 'Request body must be a JSON object; this one is a string'],
+      ['a JSON number', '/v1/embeddings', '12', json, 'Request body must be a JSON object; this one is a number'],
+      [
+        'a JSON object sent as text/plain',
+        '/v1/chat/completions',
+        JSON.stringify({ model: 'test/chat', messages: [{ role: 'user', content: 'hi' }] }),
+        { 'content-type': 'text/plain' },
+        'Request body must be JSON, sent with Content-Type: application/json (this one has Content-Type text/plain)',
+      ],
+      [
+        'a JSON object sent as text/plain to the queue',
+        '/v1/videos',
+        JSON.stringify({ model: 'test/video', prompt: 'p' }),
+        { 'content-type': 'text/plain' },
+        'Request body must be JSON, sent with Content-Type: application/json (this one has Content-Type text/plain)',
+      ],
+      ['no body', '/v1/images/generations', undefined, {}, 'Request body is missing: send a JSON object with Content-Type: application/json'],
+      [
+        'a string `models`',
+        '/v1/chat/completions',
+        JSON.stringify({ model: 'test/chat', models: 'test/chat-and-more', messages: [{ role: 'user', content: 'hi' }] }),
+        json,
+        'Invalid request: models: Invalid input: expected array, received string',
+      ],
+      ['still: broken JSON', '/v1/chat/completions', '{"model": ', json, 'Request body is not valid JSON'],
+    ])('%s', async (_what, path, body, headers, message) => {
+      const before = await holdCount(gw, acct.accountId);
+      const r = await raw(path, body, headers);
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toEqual({ code: 'invalid_request', message, request_id: expect.stringMatching(/^req_/) });
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
+    });
+
+    it('the official openai client still gets its answer (JSON, application/json)', async () => {
+      const reply = await client.chat.completions.create({ model: 'test/chat', messages: [{ role: 'user', content: 'hi' }] });
+      expect(reply.choices[0].message.content).toMatch(/simulated reply/);
+    });
+  });
 });
