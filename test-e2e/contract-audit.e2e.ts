@@ -1,6 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import OpenAI from 'openai';
+import { parseConfig, readEnv } from '@gateway/config';
+import { startEmbedded } from '@gateway/gateway';
+import { createLogger } from '@gateway/service-kit';
 import { waitFor } from '../libs/testing/src/wait';
-import { holdCount, type Mode, type TestGateway, useGatewaySuite } from './support/harness';
+import { holdCount, type Mode, pickPort, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**
  * The fixes of the contract audit (issue 38), over one catalogue of simulated models, one of each category, so each
@@ -28,6 +34,7 @@ export function auditConfig() {
       model('test/speech', 'audio', { character: '0.000015' }),
       model('test/stt', 'audio', { second: '0.0001' }),
       model('test/video', 'video', { second: '0.05' }),
+      model('test/dated', 'embedding', { prompt: '0.001' }, { added_at: '2025-05-01' }),
     ],
   };
 }
@@ -36,6 +43,7 @@ export function auditConfig() {
 const noUpstream = async () => ({ close: async () => {} });
 
 describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
+  const suiteStart = new Date();
   let gw: TestGateway;
   let acct: { accountId: string; key: string; keyId: string };
   let client: OpenAI;
@@ -198,4 +206,61 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       expect(reply.choices[0].message.content).toMatch(/simulated reply/);
     });
   });
+
+  describe('GET /v1/catalog: addedAt', () => {
+    it('is when the model first appeared, for every model the config gives no added_at; the config wins where it does', async () => {
+      const r = await fetch(`${gw.url}/v1/catalog`);
+      expect(r.status).toBe(200);
+      const { data, generatedAt } = (await r.json()) as { data: Array<{ id: string; addedAt: string | null }>; generatedAt: string };
+      expect(data.find((m) => m.id === 'test/dated')?.addedAt).toBe('2025-05-01T00:00:00.000Z');
+      const recorded = data.filter((m) => m.id !== 'test/dated');
+      expect(recorded).toHaveLength(7);
+      for (const m of recorded) {
+        expect(m.addedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+        // Recorded as this gateway started: after the suite began (a second's slack for clocks), not after the build.
+        expect(Date.parse(m.addedAt!)).toBeGreaterThanOrEqual(suiteStart.getTime() - 1_000);
+        expect(Date.parse(m.addedAt!)).toBeLessThanOrEqual(Date.parse(generatedAt));
+      }
+      // One start records every model at once.
+      expect(new Set(recorded.map((m) => m.addedAt)).size).toBe(1);
+    });
+  });
+});
+
+describe('GET /v1/catalog: addedAt survives a restart of the embedded gateway on its data directory', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-added-at-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** Starts the gateway on `dir` with `config`, answers its catalogue's dates by model, and stops it. */
+  async function datesOnce(config: ReturnType<typeof auditConfig>): Promise<Record<string, string | null>> {
+    const port = await pickPort((p) => [p], 'the embedded gateway');
+    const env = readEnv({
+      PORT: String(port),
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: 'silent',
+    });
+    const gw = await startEmbedded(env, parseConfig(config), createLogger('test', 'silent'), { dataDir: dir });
+    try {
+      const { data } = (await (await fetch(`${gw.url}/v1/catalog`)).json()) as { data: Array<{ id: string; addedAt: string | null }> };
+      return Object.fromEntries(data.map((m) => [m.id, m.addedAt]));
+    } finally {
+      await gw.stop();
+    }
+  }
+
+  it('a model keeps its first date; one added later gets the date of the start that first listed it', async () => {
+    const base = auditConfig();
+    const first = await datesOnce(base);
+    expect(first['test/chat']).toEqual(expect.any(String));
+    const withNew = { ...base, models: [...base.models, { ...base.models[0], id: 'test/chat-new', name: 'new' }] };
+    const second = await datesOnce(withNew);
+    expect(second['test/chat']).toBe(first['test/chat']);
+    expect(second['test/embed']).toBe(first['test/embed']);
+    expect(Date.parse(second['test/chat-new']!)).toBeGreaterThan(Date.parse(first['test/chat']!));
+  }, 120_000);
 });
