@@ -31,7 +31,7 @@ export function auditConfig() {
       model('test/embed', 'embedding', { prompt: '0.001' }),
       model('test/rerank', 'rerank', { prompt: '0.001' }),
       model('test/image', 'image', { image: '0.04' }),
-      model('test/speech', 'audio', { character: '0.000015' }),
+      model('test/speech', 'audio', { character: '0.000015123456789' }),
       model('test/stt', 'audio', { second: '0.0001' }),
       model('test/video', 'video', { second: '0.05' }),
       model('test/dated', 'embedding', { prompt: '0.001' }, { added_at: '2025-05-01' }),
@@ -204,6 +204,33 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
     it('the official openai client still gets its answer (JSON, application/json)', async () => {
       const reply = await client.chat.completions.create({ model: 'test/chat', messages: [{ role: 'user', content: 'hi' }] });
       expect(reply.choices[0].message.content).toMatch(/simulated reply/);
+    });
+  });
+
+  describe('audio and video models publish their rates in every listing', () => {
+    const speech = { prompt: null, completion: null, request: null, image: null, character: '0.000015123456789', second: null };
+    const stt = { ...speech, character: null, second: '0.0001' };
+    const video = { ...speech, character: null, second: '0.05' };
+
+    it('GET /v1/models, the single-model route and the narrowed video listing show the per-character and per-second rates', async () => {
+      const models = (await (await fetch(`${gw.url}/v1/models`)).json()).data as Array<{ id: string; pricing: unknown }>;
+      const pricing = (id: string) => models.find((m) => m.id === id)?.pricing;
+      expect(pricing('test/speech')).toEqual(speech);
+      expect(pricing('test/stt')).toEqual(stt);
+      expect(pricing('test/video')).toEqual(video);
+      // Every item has the same keys: a text model's audio rates are null.
+      expect(pricing('test/chat')).toEqual({ prompt: '0.001', completion: '0.002', request: null, image: null, character: null, second: null });
+      expect((await (await fetch(`${gw.url}/v1/model/test/speech`)).json()).data.pricing).toEqual(speech);
+      const videos = (await (await fetch(`${gw.url}/v1/videos/models`)).json()).data as Array<{ id: string; pricing: unknown }>;
+      expect(videos.find((m) => m.id === 'test/video')?.pricing).toEqual(video);
+    });
+
+    it('the listed rate is the one charged: speech of 7 characters costs exactly 7 × the listed rate', async () => {
+      const { response } = await client.audio.speech
+        .create({ model: 'test/speech', input: 'seven c', voice: 'alloy', response_format: 'wav' })
+        .withResponse();
+      // 7 × 0.000015123456789 = 0.000105864197523 USD, rounded half up to nano-USD once: 0.000105864.
+      expect(response.headers.get('x-gateway-cost')).toBe('0.000105864');
     });
   });
 
