@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
+import { wavHeader } from '../libs/upstreams/src/simulated/wav';
 import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
 import { waitFor } from '../libs/testing/src/wait';
-import { holdCount, type Mode, pickPort, type TestGateway, useGatewaySuite } from './support/harness';
+import { generationOf, holdCount, type Mode, pickPort, settled, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**
  * The fixes of the contract audit (issue 38), over one catalogue of simulated models, one of each category, so each
@@ -36,7 +37,28 @@ export function auditConfig() {
       model('test/video', 'video', { second: '0.05' }),
       model('test/dated', 'embedding', { prompt: '0.001' }, { added_at: '2025-05-01' }),
     ],
+    // Small enough that the tests can pass it.
+    limits: { max_audio_body: '256kb' },
   };
+}
+
+/** `seconds` of 8 kHz mono 16-bit silence as a WAV file: 16,000 bytes a second. */
+function wav(seconds: number): Buffer {
+  const data = Buffer.alloc(seconds * 16_000);
+  return Buffer.concat([wavHeader(8000, 1, data.length), data]);
+}
+
+/** A multipart body by hand, for what no client would send. */
+function multipart(parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>, boundary = 'audit-boundary') {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename === undefined ? '' : `; filename="${p.filename}"`}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`));
+    chunks.push(Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value));
+    chunks.push(Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** Nothing to start: the simulated provider is built in. */
@@ -204,6 +226,104 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
     it('the official openai client still gets its answer (JSON, application/json)', async () => {
       const reply = await client.chat.completions.create({ model: 'test/chat', messages: [{ role: 'user', content: 'hi' }] });
       expect(reply.choices[0].message.content).toMatch(/simulated reply/);
+    });
+  });
+
+  describe('POST /v1/audio/transcriptions takes a multipart upload, as the official openai client sends it', () => {
+    // 0.0001 USD a second, per started second: 3 s of audio = 0.0003 USD.
+    it('audio.transcriptions.create({ file }) answers, measured and charged per second, exactly', async () => {
+      const before = await holdCount(gw, acct.accountId);
+      const { data, response } = await client.audio.transcriptions
+        .create({ model: 'test/stt', file: await toFile(wav(3), 'clip.wav') })
+        .withResponse();
+      expect(data.text).toMatch(/^This is a simulated transcription by sim-audio \([0-9a-f]{8}\) of 48044 bytes of audio\.$/);
+      expect(response.headers.get('x-gateway-cost')).toBe('0.0003');
+      await settled(gw, acct.accountId);
+      const gen = await generationOf(gw, acct.key, response.headers.get('x-gateway-request-id'));
+      expect(gen).toMatchObject({ model: 'test/stt', status: 'succeeded', cost: '0.0003', usage_estimated: true });
+      expect(await holdCount(gw, acct.accountId)).toBe(before + 1);
+    });
+
+    it('takes the options as fields: response_format text, language', async () => {
+      const text = await client.audio.transcriptions.create({
+        model: 'test/stt',
+        file: await toFile(wav(1), 'clip.WAV', { type: 'audio/wav' }),
+        response_format: 'text',
+        language: 'de',
+      });
+      expect(text).toMatch(/^This is a simulated transcription by sim-audio .* of 16044 bytes of audio\.\n?$/);
+    });
+
+    it('the JSON body of the contract still answers the same', async () => {
+      const r = await post('/v1/audio/transcriptions', { model: 'test/stt', input_audio: { data: wav(1).toString('base64'), format: 'wav' } });
+      expect(r.status).toBe(200);
+      expect((await r.json()).text).toMatch(/of 16044 bytes of audio\.$/);
+    });
+
+    const send = (m: { body: Buffer; type: string }) =>
+      fetch(`${gw.url}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acct.key}`, 'content-type': m.type },
+        body: new Uint8Array(m.body),
+      });
+    const file = (data: Buffer = wav(1), filename = 'clip.wav') => ({ name: 'file', value: data, filename, type: 'application/octet-stream' });
+
+    it.each([
+      ['no file', 400, [{ name: 'model', value: 'test/stt' }], /file: required: the recording, as a file part named "file"/],
+      [
+        'the file under another name',
+        400,
+        [
+          { name: 'model', value: 'test/stt' },
+          { ...file(), name: 'audio' },
+        ],
+        /file: required/,
+      ],
+      ['no model', 400, [file()], /model: /],
+      ['an empty file', 400, [{ name: 'model', value: 'test/stt' }, file(Buffer.alloc(0))], /file\.data: must not be empty/],
+      [
+        'a container the gateway cannot measure',
+        400,
+        [{ name: 'model', value: 'test/stt' }, file(wav(1), 'clip.aiff')],
+        /file\.format: must be one of wav/,
+      ],
+      [
+        'two files',
+        400,
+        [{ name: 'model', value: 'test/stt' }, file(), { ...file(), name: 'file2' }],
+        /The multipart upload could not be read: it holds more than one file/,
+      ],
+      ['a model of another category', 400, [{ name: 'model', value: 'test/chat' }, file()], /test\/chat is a text model/],
+      [
+        'granularities without verbose_json',
+        400,
+        [{ name: 'model', value: 'test/stt' }, { name: 'timestamp_granularities[]', value: 'word' }, file()],
+        /verbose_json/,
+      ],
+      ['a file over max_audio_body', 413, [{ name: 'model', value: 'test/stt' }, file(wav(17))], /too large/],
+      [
+        'audio that is not what its name says',
+        400,
+        [{ name: 'model', value: 'test/stt' }, file(Buffer.from('not audio at all'))],
+        /^Invalid request: file: the data is not wav audio/,
+      ],
+    ])('%s → %i invalid_request, nothing held', async (_what, status, parts, message) => {
+      const before = await holdCount(gw, acct.accountId);
+      const r = await send(multipart(parts as Parameters<typeof multipart>[0]));
+      expect(r.status).toBe(status);
+      const { error } = await r.json();
+      expect(error).toMatchObject({ code: 'invalid_request', request_id: expect.stringMatching(/^req_/) });
+      expect(error.message).toMatch(message);
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
+    });
+
+    it('a multipart body that breaks off mid-part is 400 invalid_request, nothing held', async () => {
+      const before = await holdCount(gw, acct.accountId);
+      const whole = multipart([{ name: 'model', value: 'test/stt' }, file()]);
+      const r = await send({ body: whole.body.subarray(0, 200), type: whole.type });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/multipart upload could not be read/) });
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
     });
   });
 
