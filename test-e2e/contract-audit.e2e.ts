@@ -327,6 +327,59 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
     });
   });
 
+  describe('the simulated transcription answers verbose_json with segments and words, as OpenAI shapes them', () => {
+    it('timestamp_granularities word and segment through the official client', async () => {
+      const v = await client.audio.transcriptions.create({
+        model: 'test/stt',
+        file: await toFile(wav(4), 'clip.wav'),
+        response_format: 'verbose_json',
+        timestamp_granularities: ['word', 'segment'],
+      });
+      expect(v).toMatchObject({ task: 'transcribe', language: 'english', duration: 4 });
+      expect(v.text).toMatch(/^This is a simulated transcription/);
+      expect(v.words?.map((w) => w.word).join(' ')).toBe(v.text);
+      expect(v.words?.[0].start).toBe(0);
+      expect(v.words?.at(-1)?.end).toBe(4);
+      expect(v.segments?.map((seg) => seg.text).join('')).toBe(` ${v.text}`);
+      expect(v.segments?.[0]).toEqual({
+        id: 0,
+        seek: 0,
+        start: 0,
+        end: expect.any(Number),
+        text: expect.any(String),
+        tokens: [],
+        temperature: 0,
+        avg_logprob: 0,
+        compression_ratio: 1,
+        no_speech_prob: 0,
+      });
+    });
+
+    it('segments alone by default; words alone when only they are asked; the JSON body alike', async () => {
+      const byDefault = await client.audio.transcriptions.create({
+        model: 'test/stt',
+        file: await toFile(wav(2), 'a.wav'),
+        response_format: 'verbose_json',
+      });
+      expect(byDefault.segments?.length).toBeGreaterThan(0);
+      expect(byDefault.words).toBeUndefined();
+      const r = await post('/v1/audio/transcriptions', {
+        model: 'test/stt',
+        input_audio: { data: wav(2).toString('base64'), format: 'wav' },
+        response_format: 'verbose_json',
+        timestamp_granularities: ['word'],
+      });
+      expect(r.status).toBe(200);
+      const words = await r.json();
+      expect(words.segments).toBeUndefined();
+      expect(words.words.at(-1).end).toBe(2);
+      // The simulator's figure is the gateway's own measure: charged on it, and the record says it was estimated.
+      expect(r.headers.get('x-gateway-cost')).toBe('0.0002');
+      await settled(gw, acct.accountId);
+      expect(await generationOf(gw, acct.key, r.headers.get('x-gateway-request-id'))).toMatchObject({ usage_estimated: true, cost: '0.0002' });
+    });
+  });
+
   describe('audio and video models publish their rates in every listing', () => {
     const speech = { prompt: null, completion: null, request: null, image: null, character: '0.000015123456789', second: null };
     const stt = { ...speech, character: null, second: '0.0001' };

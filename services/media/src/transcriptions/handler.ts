@@ -52,6 +52,7 @@ export function mountTranscriptions(r: Router, deps: AudioDeps<TranscriptionProt
       language: asked.language,
       responseFormat: asked.response_format,
       timestampGranularities: asked.timestamp_granularities,
+      measuredSeconds,
     };
     const { result, cost } = await runTranscription(contextOf(req), deps, { slug: asked.model, request, measuredSeconds });
     res.status(200);
