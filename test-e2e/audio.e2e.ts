@@ -240,10 +240,10 @@ describe.each(modes)('audio routes through the %s gateway', (mode) => {
       expect(audio.toString('latin1', 0, 4)).toBe('RIFF');
       expect(audio.readUInt32LE(40)).toBe(audio.length - 44);
 
-      const mp3 = await post('speech', { model: 'test/speech-sim', input: 'simulated' });
-      expect(mp3.status).toBe(400);
-      const { error } = await mp3.json();
-      expect(error.message).toMatch(/wav or pcm/);
+      const flac = await post('speech', { model: 'test/speech-sim', input: 'simulated', response_format: 'flac' });
+      expect(flac.status).toBe(400);
+      const { error } = await flac.json();
+      expect(error.message).toMatch(/mp3, wav or pcm/);
       await expectReleased(gw, acct.accountId, error.request_id, 'invalid_request');
     });
 

@@ -3,11 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { wavHeader } from '../libs/upstreams/src/simulated/wav';
+import { mp3FrameAt, mp3Frames } from '../libs/upstreams/src/testing/mp3-frames';
 import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
 import { waitFor } from '../libs/testing/src/wait';
-import { generationOf, holdCount, type Mode, pickPort, settled, type TestGateway, useGatewaySuite } from './support/harness';
+import { expectReleased, generationOf, holdCount, type Mode, pickPort, settled, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**
  * The fixes of the contract audit (issue 38), over one catalogue of simulated models, one of each category, so each
@@ -377,6 +378,33 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       expect(r.headers.get('x-gateway-cost')).toBe('0.0002');
       await settled(gw, acct.accountId);
       expect(await generationOf(gw, acct.key, r.headers.get('x-gateway-request-id'))).toMatchObject({ usage_estimated: true, cost: '0.0002' });
+    });
+  });
+
+  describe('the simulated speech answers the contract default, mp3, as real MP3', () => {
+    // 0.000015123456789 USD a character.
+    it('a first call with defaults through the official client: MP3 frames from the first byte to the last, charged exactly', async () => {
+      const input = 'Hello from the demo voice';
+      const { data, response } = await client.audio.speech.create({ model: 'test/speech', input, voice: 'alloy' }).withResponse();
+      expect(response.headers.get('content-type')).toBe('audio/mpeg');
+      // 25 characters × 0.000015123456789 = 0.000378086419725 USD, rounded once to nano-USD.
+      expect(response.headers.get('x-gateway-cost')).toBe('0.000378086');
+      const mp3 = Buffer.from(await data.arrayBuffer());
+      expect(mp3FrameAt(mp3, 0)).toEqual({ version: 2, layer: 3, kbps: 64, sampleRate: 24_000, mono: true, length: 192, samples: 576 });
+      const frames = mp3Frames(mp3);
+      // 25 characters at 20 a second: 1.25 s of audio, 30,000 samples; the encoder pads at most a few frames.
+      expect(frames.length * 576).toBeGreaterThanOrEqual(30_000);
+      expect(frames.length * 576 - 30_000).toBeLessThan(4 * 576);
+    });
+
+    it('wav and pcm as before; opus is still refused as the client mistake, nothing charged', async () => {
+      const wavAnswer = await client.audio.speech.create({ model: 'test/speech', input: 'hi', voice: 'alloy', response_format: 'wav' });
+      expect(Buffer.from(await wavAnswer.arrayBuffer()).toString('latin1', 0, 4)).toBe('RIFF');
+      const opus = await client.audio.speech.create({ model: 'test/speech', input: 'hi', voice: 'alloy', response_format: 'opus' }).catch((e) => e);
+      expect(opus).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(opus.error.message).toMatch(/mp3, wav or pcm/);
+      // The upstream refused it after the hold: released, charged nothing.
+      await expectReleased(gw, acct.accountId, opus.error.request_id, 'invalid_request');
     });
   });
 

@@ -4,6 +4,7 @@ import type { SpeechRequest, TranscriptFormat } from '../types';
 import { SIMULATED_IMAGE_SIDE, simulatedImages } from './images';
 import { SIMULATED_SAMPLE_RATE, simulatedSampleCount, simulatedSpeech } from './speech';
 import { simulatedTranscribe } from './transcription';
+import { mp3Frames } from '../testing/mp3-frames';
 
 const ep = { key: 'sim/sim-media', provider: { id: 'sim', kind: 'simulated' }, upstreamModel: 'sim-media' } as ResolvedEndpoint;
 const opts = { signal: new AbortController().signal, requestId: 'req_test' };
@@ -107,7 +108,23 @@ describe('simulated speech', () => {
     expect((await collect(pcm.body)).bytes).toEqual(wav.bytes.subarray(44));
   });
 
-  it.each(['mp3', 'opus', 'aac', 'flac'] as const)('refuses %s as the client fault rather than mislabel WAV bytes', async (format) => {
+  it('answers mp3, the contract default: MPEG-2 Layer III frames, mono 24 kHz 64 kb/s, back to back, as long as the tone', async () => {
+    const mp3 = await simulatedSpeech(ep, { ...request, responseFormat: 'mp3' }, opts);
+    expect(mp3.contentType).toBe('audio/mpeg');
+    const { bytes, chunks } = await collect(mp3.body);
+    expect(chunks).toBeGreaterThan(1);
+    const frames = mp3Frames(bytes);
+    expect(new Set(frames.map((f) => JSON.stringify({ ...f, length: 0 })))).toEqual(
+      new Set([JSON.stringify({ version: 2, layer: 3, kbps: 64, sampleRate: SIMULATED_SAMPLE_RATE, mono: true, length: 0, samples: 576 })]),
+    );
+    // The encoder adds its delay and pads the last frame: at most a few frames beyond the samples themselves.
+    const samples = simulatedSampleCount(request.input, request.speed);
+    const decoded = frames.length * 576;
+    expect(decoded).toBeGreaterThanOrEqual(samples);
+    expect(decoded - samples).toBeLessThan(4 * 576);
+  });
+
+  it.each(['opus', 'aac', 'flac'] as const)('refuses %s as the client fault rather than mislabel other bytes', async (format) => {
     await expect(simulatedSpeech(ep, { ...request, responseFormat: format }, opts)).rejects.toMatchObject({ status: 400, clientFault: true });
   });
 });
