@@ -318,6 +318,30 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       expect(await holdCount(gw, acct.accountId)).toBe(before);
     });
 
+    it('an upload past max_audio_body sent without a length (chunked) is 413 as it arrives, and the next request is answered', async () => {
+      const before = await holdCount(gw, acct.accountId);
+      const big = multipart([{ name: 'model', value: 'test/stt' }, file(wav(20))]);
+      const pieces = Array.from({ length: Math.ceil(big.body.length / 16_384) }, (_, i) => big.body.subarray(i * 16_384, (i + 1) * 16_384));
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = pieces.shift();
+          if (next) controller.enqueue(new Uint8Array(next));
+          else controller.close();
+        },
+      });
+      const r = await fetch(`${gw.url}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acct.key}`, 'content-type': big.type },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
+      expect(r.status).toBe(413);
+      expect((await r.json()).error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/too large/) });
+      expect(await holdCount(gw, acct.accountId)).toBe(before);
+      const after = await send(multipart([{ name: 'model', value: 'test/stt' }, file()]));
+      expect(after.status).toBe(200);
+    });
+
     it('a multipart body that breaks off mid-part is 400 invalid_request, nothing held', async () => {
       const before = await holdCount(gw, acct.accountId);
       const whole = multipart([{ name: 'model', value: 'test/stt' }, file()]);

@@ -16,6 +16,21 @@ export function bodyBytes(size: string): number {
   return Number(m[1]) * { b: 1, kb: 1024, mb: 1024 * 1024 }[m[2].toLowerCase() as 'b' | 'kb' | 'mb'];
 }
 
+/**
+ * Refuses once the rest of the body has been read and dropped, as body-parser does: a refusal answered while the
+ * client (or the fleet's edge) is still sending leaves that connection mid-request, and the next one on it stalls.
+ */
+function afterBody(req: Request, reject: (err: GatewayError) => void, err: GatewayError): void {
+  if (req.complete || req.destroyed) {
+    reject(err);
+    return;
+  }
+  const done = () => reject(err);
+  req.once('end', done);
+  req.once('close', done);
+  req.resume();
+}
+
 const tooLarge = (maxBytes: number) =>
   new GatewayError('invalid_request', `Request body is too large: the upload may hold at most ${maxBytes} bytes`, { status: 413 });
 const unreadable = (why: string) => new GatewayError('invalid_request', `The multipart upload could not be read: ${why}`);
@@ -29,11 +44,7 @@ const unreadable = (why: string) => new GatewayError('invalid_request', `The mul
  */
 export function readUpload(req: Request, maxBytes: number): Promise<Upload> {
   const declared = Number(req.headers['content-length']);
-  if (declared > maxBytes) {
-    // Read and dropped, as body-parser does: a body left unread would stall the connection it came on.
-    req.resume();
-    return Promise.reject(tooLarge(maxBytes));
-  }
+  if (declared > maxBytes) return new Promise<Upload>((_, reject) => afterBody(req, reject, tooLarge(maxBytes)));
   return new Promise<Upload>((resolve, reject) => {
     const fields = new Map<string, string[]>();
     let file: Upload['file'];
@@ -44,9 +55,7 @@ export function readUpload(req: Request, maxBytes: number): Promise<Upload> {
       if (done) return;
       done = true;
       req.unpipe(parser);
-      // The rest of the body is read and dropped, so the refusal can be answered on a connection left usable.
-      req.resume();
-      reject(err);
+      afterBody(req, reject, err);
     };
     let parser: ReturnType<typeof Busboy>;
     try {
