@@ -240,10 +240,10 @@ describe.each(modes)('audio routes through the %s gateway', (mode) => {
       expect(audio.toString('latin1', 0, 4)).toBe('RIFF');
       expect(audio.readUInt32LE(40)).toBe(audio.length - 44);
 
-      const mp3 = await post('speech', { model: 'test/speech-sim', input: 'simulated' });
-      expect(mp3.status).toBe(400);
-      const { error } = await mp3.json();
-      expect(error.message).toMatch(/wav or pcm/);
+      const flac = await post('speech', { model: 'test/speech-sim', input: 'simulated', response_format: 'flac' });
+      expect(flac.status).toBe(400);
+      const { error } = await flac.json();
+      expect(error.message).toMatch(/mp3, wav or pcm/);
       await expectReleased(gw, acct.accountId, error.request_id, 'invalid_request');
     });
 
@@ -406,12 +406,13 @@ describe.each(modes)('audio routes through the %s gateway', (mode) => {
         await expectRefused(transcribe({ model: 'nobody/nothing' }), 409, 'model_unavailable');
       });
 
-      it('a multipart upload → 400: the route takes JSON', async () => {
+      it('a multipart upload is taken too (the form OpenAI takes), measured and charged like the JSON body', async () => {
         const form = new FormData();
         form.append('model', 'test/stt');
         form.append('file', new Blob([new Uint8Array(wav(1))], { type: 'audio/wav' }), 'a.wav');
-        const r = fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}` }, body: form });
-        await expectRefused(r, 400, 'invalid_request', /takes a JSON body/);
+        const r = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${acct.key}` }, body: form });
+        expect(r.status).toBe(200);
+        expect(r.headers.get('x-gateway-cost')).toBe(usdOf(1));
       });
 
       it('a body past limits.max_audio_body → 413', async () => {

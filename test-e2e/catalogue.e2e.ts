@@ -89,7 +89,7 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
       unit: '1M tokens',
       price: 2.5,
       context_length: 8192,
-      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null },
+      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null, character: null, second: null },
       supported_parameters: ['max_tokens', 'tools'],
     });
     expect(json.data[1]).toMatchObject({ id: 'cat/next', status: 'coming_soon', unit: '1M tokens', price: 1 });
@@ -147,9 +147,16 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
       featured: false,
       capabilities: ['chat', 'tools'],
       contextLength: 8192,
-      addedAt: null,
+      // Without added_at: when the model first appeared, recorded as this gateway started.
+      addedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
     });
-    expect(json.data[2]).toMatchObject({ id: 'cat/embed', description: '', capabilities: ['embeddings'], contextLength: null, addedAt: null });
+    expect(json.data[2]).toMatchObject({
+      id: 'cat/embed',
+      description: '',
+      capabilities: ['embeddings'],
+      contextLength: null,
+      addedAt: json.data[0].addedAt,
+    });
     expect(json.data[3]).toEqual({
       id: 'cat/chat-latest',
       slug: 'chat-latest',

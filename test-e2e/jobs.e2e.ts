@@ -171,7 +171,7 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       // The list's cost is billing's applied figure: null until it lands, then the result's.
       let row: any;
       await waitFor(async () => (row = await listRow(id)).cost !== null, 'the list row to carry the applied cost', 10_000);
-      expect(row).toMatchObject({ status: 'succeeded', outcome: 'succeeded', cost, error_code: null, queue_position: null });
+      expect(row).toMatchObject({ status: 'COMPLETED', outcome: 'succeeded', cost, error_code: null, queue_position: null });
       expect(row.completed_at).not.toBeNull();
       expect(row.started_at).not.toBeNull();
 
@@ -269,7 +269,7 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       await expectReleased(gw, acct.accountId, row.gateway_request_id, 'invalid_request');
       expect(await usageNano(gw, acct.accountId)).toBe(usageBefore);
       await waitFor(async () => (await listRow(id)).cost !== null, 'the list row to carry the applied cost', 10_000);
-      expect(await listRow(id)).toMatchObject({ status: 'failed', outcome: 'failed', error_code: 'invalid_request', cost: '0' });
+      expect(await listRow(id)).toMatchObject({ status: 'COMPLETED', outcome: 'failed', error_code: 'invalid_request', cost: '0' });
     });
 
     it('an upstream failure of the result ends the job failed with 503 upstream_unavailable; nothing charged', async () => {
@@ -324,7 +324,7 @@ describe.each(modes)('jobs (queue and video routes) through the %s gateway', (mo
       expect(content.json.error.code).toBe('canceled');
       await fal.received((r) => r.method === 'PUT' && r.path.includes(`/requests/${upstreamId}/cancel`), 'the upstream cancel');
       const row = await listRow(id);
-      expect(row).toMatchObject({ status: 'canceled', outcome: 'canceled', error_code: 'canceled' });
+      expect(row).toMatchObject({ status: 'COMPLETED', outcome: 'canceled', error_code: 'canceled' });
       await expectReleased(gw, acct.accountId, row.gateway_request_id, 'canceled');
     };
 

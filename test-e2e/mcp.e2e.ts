@@ -263,6 +263,13 @@ describe.each(['embedded', EVENTS_FLEET] as Mode[])('MCP through the %s gateway'
     expect((await client.callTool({ name: 'get_job', arguments: { job_id: jobId } })).structuredContent).toMatchObject({ status: 'COMPLETED' });
     const list = await client.callTool({ name: 'list_jobs', arguments: { limit: 5 } });
     expect((list.structuredContent as { jobs: Array<{ request_id: string }> }).jobs.map((j) => j.request_id)).toContain(jobId);
+    // The rows say COMPLETED, as get_job does, and the tool filters on it as on the stored `succeeded`.
+    for (const status of ['COMPLETED', 'succeeded']) {
+      const only = await client.callTool({ name: 'list_jobs', arguments: { status, limit: 5 } });
+      expect(only.isError).toBeFalsy();
+      const row = (only.structuredContent as { jobs: Array<{ request_id: string }> }).jobs.find((j) => j.request_id === jobId);
+      expect(row).toMatchObject({ status: 'COMPLETED', outcome: 'succeeded' });
+    }
     expect((await client.callTool({ name: 'cancel_job', arguments: { job_id: jobId } })).isError).toBeFalsy();
   });
 

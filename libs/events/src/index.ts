@@ -129,9 +129,17 @@ export type UsageRecorded = z.infer<typeof usageRecordedSchema>;
 export const accountOpenedSchema = z.object({ account_id: z.string(), opened_at: z.string() });
 export type AccountOpened = z.infer<typeof accountOpenedSchema>;
 
-/** The stored job vocabulary (GET /v1/jobs `status` filter); the wire's IN_QUEUE/IN_PROGRESS/COMPLETED derive from it. */
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+import { JOB_STATUSES } from './job-status';
+export {
+  JOB_STATUSES,
+  JOB_STATUS_FILTERS,
+  WIRE_JOB_STATUSES,
+  storedStatusesOf,
+  wireJobStatus,
+  type JobStatus,
+  type JobStatusFilter,
+  type WireJobStatus,
+} from './job-status';
 
 /** One job state change. Written to the jobs outbox in the transaction that made the change, then relayed. */
 export const jobStateSchema = z.object({

@@ -9,5 +9,6 @@ export { FRAMING_TOKENS_PER_MESSAGE, promptText, textCharge, textWorstCase } fro
 export { type InputTexts, inputCharge, inputWorstCase, maxInputTokens } from './input';
 export { imageCharge, imageRate, imageWorstCase } from './image';
 export { type ImageShape, resolveShape, type ShapeFields } from './image-shape';
+export { listedRates } from './listed';
 export { billedSeconds, characterCount, speechCharge, transcriptionCharge } from './audio';
 export { FALLBACK_DURATION_SECONDS, heldSeconds, millisToSeconds, secondsToMillis, videoCharge, videoWorstCase } from './video';

@@ -34,6 +34,8 @@ export interface RequestContext {
   /** epoch ms when the edge received the request, for latency figures. */
   startedAt: number;
   idempotencyKey?: string;
+  /** The path the client called, for messages that name the route (a model of another category). */
+  route?: string;
 }
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
@@ -69,6 +71,7 @@ export function contextOf(req: Request): RequestContext {
     keyId,
     startedAt: Number(h[INTERNAL.startedAt] ?? Date.now()),
     idempotencyKey: idempotencyKeyOf(req),
+    route: req.path,
   };
 }
 

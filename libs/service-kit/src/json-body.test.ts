@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { pause, waitFor } from '@gateway/testing';
 import { checkJsonBody } from './validate';
-import { jsonBody } from './json-body';
+import { jsonBody, parseJsonBody } from './json-body';
 
 /** An app that answers what it parsed, or the refusal's status and body-parser type. */
 const appWith = (parser: express.RequestHandler) => {
@@ -17,8 +17,8 @@ const appWith = (parser: express.RequestHandler) => {
   return app;
 };
 // Listening once for the whole file: supertest would otherwise start a server for every request of the property.
-const fast = http.createServer(appWith(jsonBody('1kb')));
-const reference = http.createServer(appWith(express.json({ limit: '1kb', verify: checkJsonBody })));
+const fast = http.createServer(appWith(parseJsonBody('1kb')));
+const reference = http.createServer(appWith(express.json({ limit: '1kb', verify: checkJsonBody, strict: false })));
 beforeAll(async () => {
   await Promise.all([fast, reference].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
 });
@@ -38,7 +38,7 @@ async function both(body: Buffer | string, headers: Record<string, string>) {
 }
 const json = { 'content-type': 'application/json' };
 
-describe('jsonBody: the fast path parses as body-parser does, and refuses as it does', () => {
+describe('parseJsonBody: the fast path parses as body-parser does, and refuses as it does', () => {
   it('gives the same body as body-parser for any JSON object or array', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -74,7 +74,7 @@ describe('jsonBody: the fast path parses as body-parser does, and refuses as it 
   });
 
   it('refuses with the same status and type where body-parser refuses', async () => {
-    expect((await both('"hello"', json)).fast).toEqual({ status: 400, body: { type: 'entity.parse.failed' } });
+    expect((await both('{"a":', json)).fast).toEqual({ status: 400, body: { type: 'entity.parse.failed' } });
     expect((await both('{"a":"\\u0000"}', json)).fast).toEqual({ status: 400, body: { type: 'entity.verify.failed' } });
     expect((await both(JSON.stringify({ a: 'x'.repeat(2_000) }), json)).fast).toEqual({ status: 413, body: { type: 'entity.too.large' } });
   });
@@ -120,5 +120,43 @@ describe('jsonBody: the fast path parses as body-parser does, and refuses as it 
     } finally {
       server.close();
     }
+  });
+});
+
+describe('jsonBody: a body that is not a JSON object is refused, saying why', () => {
+  const app = express();
+  app.post('/', jsonBody('1kb'), (req, res) => void res.json({ body: req.body ?? null }));
+  app.use(
+    ((err, _req, res, _next) => void res.status(err.status ?? 500).json({ type: err.type ?? null, message: err.message })) as ErrorRequestHandler,
+  );
+  const send = (body: string | undefined, headers: Record<string, string>) => {
+    let r = request(app).post('/');
+    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+    return body === undefined ? r : r.send(body);
+  };
+
+  it.each([
+    ['a bare string', '"hello"', 'Request body must be a JSON object; this one is a string'],
+    ['a number', '42', 'Request body must be a JSON object; this one is a number'],
+    ['null', 'null', 'Request body must be a JSON object; this one is null'],
+  ])('%s', async (_what, body, message) => {
+    const r = await send(body, json);
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ type: 'entity.verify.failed', message });
+  });
+
+  it.each([
+    ['text/plain', { 'content-type': 'text/plain' }, 'Content-Type text/plain'],
+    ['a form', { 'content-type': 'application/x-www-form-urlencoded' }, 'Content-Type application/x-www-form-urlencoded'],
+  ])('a body sent as %s names the type it came with', async (_what, headers, got) => {
+    const r = await send('{"a":1}', headers);
+    expect(r.status).toBe(400);
+    expect(r.body.message).toBe(`Request body must be JSON, sent with Content-Type: application/json (this one has ${got})`);
+  });
+
+  it('passes objects, arrays, a charset parameter and an empty body on', async () => {
+    expect((await send('{"a":1}', { 'content-type': 'application/json; charset=utf-8' })).body).toEqual({ body: { a: 1 } });
+    expect((await send('[1]', json)).body).toEqual({ body: [1] });
+    expect((await send(undefined, {})).body).toEqual({ body: null });
   });
 });

@@ -14,18 +14,51 @@ const PLAIN_JSON = new Set([
   'application/json; charset=UTF-8',
 ]);
 
+/** A refusal whose message the envelope passes on as it is (a 400 `invalid_request`). */
+const refusal = (message: string) => Object.assign(new Error(message), { status: 400, type: 'entity.verify.failed' });
+
+/** The media type without its parameters, as type-is compares it. */
+const essence = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase();
+
 /**
- * Parses every JSON request body (and refuses what checkJsonBody refuses), like `express.json({ limit, verify:
- * checkJsonBody })` and with its errors, but reads the common body itself: identity-encoded UTF-8
+ * Every JSON request body: parsed (parseJsonBody), then refused with a message that says what is wrong when it is
+ * not JSON at all (a body sent with another Content-Type, which the parser skips, so the route's schema saw no
+ * body and said "expected object, received undefined") or is JSON but not an object or array (a bare string,
+ * which body-parser's strict mode called "not valid JSON"). An empty body passes on, for the route's schema.
+ */
+export function jsonBody(limit: string): RequestHandler {
+  const parse = parseJsonBody(limit);
+  return (req, res, next) => {
+    const h = req.headers;
+    const hasBody = h['transfer-encoding'] !== undefined || Number(h['content-length'] ?? 0) > 0;
+    const type = essence(h['content-type']);
+    if (hasBody && type !== 'application/json') {
+      const got = type ? `Content-Type ${type}` : 'no Content-Type';
+      return next(refusal(`Request body must be JSON, sent with Content-Type: application/json (this one has ${got})`));
+    }
+    parse(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const body: unknown = req.body;
+      if (body === undefined || (typeof body === 'object' && body !== null)) return next();
+      const kind = body === null ? 'null' : `a ${typeof body}`;
+      next(refusal(`Request body must be a JSON object; this one is ${kind}`));
+    });
+  };
+}
+
+/**
+ * Parses a JSON request body (and refuses what checkJsonBody refuses), like `express.json({ limit, verify:
+ * checkJsonBody, strict: false })` and with its errors, but reads the common body itself: identity-encoded UTF-8
  * `application/json` with a Content-Length within the limit. body-parser spends, per request, a content-type parse,
  * a type match, a charset decoder, a raw-body reader with its listeners and an on-finished hook: about 4 % of the
  * embedded gateway's request thread under load, for work this does in one buffer and one JSON.parse. Every other
  * body (compressed, chunked, another charset, empty, too large) takes body-parser's own path, so its refusals and
  * its edge cases stay exactly its own.
  */
-export function jsonBody(limit: string): RequestHandler {
+export function parseJsonBody(limit: string): RequestHandler {
   const maxBytes = bytes.parse(limit) ?? Number.POSITIVE_INFINITY;
-  const general = express.json({ limit, verify: checkJsonBody });
+  // Not strict: jsonBody refuses a bare value itself, with a message that says so.
+  const general = express.json({ limit, verify: checkJsonBody, strict: false });
   return (req, res, next) => {
     const h = req.headers;
     const length = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
@@ -62,8 +95,6 @@ export function jsonBody(limit: string): RequestHandler {
       } catch (e) {
         return fail((e as { type?: string }).type ? (e as Error) : parseFailure());
       }
-      // body-parser's strict mode: a body is an object or an array, never a bare string or number.
-      if (typeof body !== 'object' || body === null) return fail(parseFailure());
       settled = true;
       (req as { _body?: boolean })._body = true;
       req.body = body;

@@ -6,7 +6,19 @@ import { GatewayError } from '@gateway/errors';
 export function validate<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const detail = r.error.issues
+  // Express leaves the body undefined when none came (or one the JSON parser skipped).
+  if (value === undefined)
+    throw new GatewayError('invalid_request', 'Request body is missing: send a JSON object with Content-Type: application/json');
+  // The first issue of a field says what is wrong with it; zod goes on checking a value of the wrong type against
+  // the field's other rules (a string `models` is "too big" for an array's max(10)), which only misleads.
+  const seen = new Set<string>();
+  const firstPerField = r.error.issues.filter((i) => {
+    const key = JSON.stringify(i.path);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const detail = firstPerField
     .slice(0, 5)
     .map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`)
     .join('; ');

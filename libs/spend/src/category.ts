@@ -2,8 +2,11 @@ import type { ModelConfig, ModelRegistry, ResolvedModel } from '@gateway/config'
 import { GatewayError } from '@gateway/errors';
 
 /**
- * The contract wants a model of another category refused as the client's mistake (400) before any hold, where
- * PaidCall alone would answer 409. A slug that does not exist is left to PaidCall: 409, as on every sync route.
+ * The one answer to a model of another category, on every spending route (PaidCall.begin calls it for each named
+ * model; a route that reads the model's prices before its hold calls it first): 400 `invalid_request` before any
+ * hold. The contract lists "embeddings on a non-embedding model" among its 400s, and keeps 409 for a model that
+ * could serve but cannot now; a model of another category never can, so the identical request fails identically.
+ * A slug that does not exist is left to PaidCall: 409, as on every sync route.
  * Returns the model when it exists, for the route's own checks (a price it needs).
  */
 export function refuseOtherCategory(
@@ -14,7 +17,8 @@ export function refuseOtherCategory(
 ): ResolvedModel | undefined {
   const m = registry.get(slug);
   if (m && m.config.category !== category) {
-    throw new GatewayError('invalid_request', `Model ${slug} is a ${m.config.category} model; ${route} serves ${category} models only`);
+    const article = /^[aeiou]/.test(m.config.category) ? 'an' : 'a';
+    throw new GatewayError('invalid_request', `Model ${slug} is ${article} ${m.config.category} model; ${route} serves ${category} models only`);
   }
   return m;
 }

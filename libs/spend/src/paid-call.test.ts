@@ -179,6 +179,20 @@ describe('PaidCall', () => {
     );
   });
 
+  it('refuses a named model of another category with 400, fallbacks too, before any hold', async () => {
+    await world([
+      { id: 'acme/a', endpoints: ['p1/a'] },
+      { id: 'acme/e', endpoints: ['p1/e'], category: 'embedding' },
+    ]);
+    const ctx = { ...testContext(), route: '/v1/chat/completions' };
+    const begun = PaidCall.begin(fx.deps, { ctx, category: 'text', slugs: ['acme/a', 'acme/e'], streamed: false, worstCase: () => 1n });
+    await expect(begun).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'Model acme/e is an embedding model; /v1/chat/completions serves text models only',
+    });
+    expect(fx.billing.requests).toEqual([]);
+  });
+
   it('refuses before any hold when no candidate is servable', async () => {
     await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
     const begun = PaidCall.begin(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/missing'], streamed: false, worstCase: () => 1n });

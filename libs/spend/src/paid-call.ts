@@ -4,6 +4,7 @@ import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { type UpstreamError, classify } from '@gateway/upstreams';
 import type { Circuits } from './circuits';
+import { refuseOtherCategory } from './category';
 import { count } from './counters';
 import { HoldCloser, type CallFacts, type CloseDeps, type Usage } from './hold-closer';
 import type { HoldRecord } from './hold-record';
@@ -61,8 +62,14 @@ export class PaidCall {
     this.closer = new HoldCloser(deps, record, { republish: true });
   }
 
-  /** Resolves the models and places the hold; throws 409 model_unavailable or 402 before anything is routed. */
+  /**
+   * Resolves the models and places the hold; throws 400 invalid_request (a model of another category),
+   * 409 model_unavailable or 402 before anything is routed.
+   */
   static async begin(deps: SpendDeps, spec: PaidCallSpec): Promise<PaidCall> {
+    // Every named model, fallbacks too: one of another category can never serve this route, so it is the client's
+    // mistake (400) whatever else is servable, the same answer on every route (category.ts).
+    for (const slug of spec.slugs) refuseOtherCategory(deps.registry, slug, spec.category, spec.ctx.route ?? 'this route');
     const candidates = resolveCandidates(deps, spec);
     // Any candidate may end up answering, so the hold must cover the dearest of them (a loop: Math.max refuses bigints).
     let amount = 0n;
@@ -219,6 +226,7 @@ function resolveCandidates(deps: SpendDeps, spec: Pick<PaidCallSpec, 'slugs' | '
     seen.add(slug);
     const m = deps.registry.get(slug);
     if (!m) reason ||= `Model ${slug} does not exist`;
+    // begin() refused this already; a job resumed after the operator recategorised its model lands here.
     else if (m.config.category !== spec.category) reason ||= `Model ${slug} is a ${m.config.category} model and cannot serve this route`;
     else if (m.config.status !== 'available') reason ||= `Model ${slug} is coming soon and cannot be served yet`;
     else if (!m.endpoints.some((e) => deps.circuits.isAvailable(e.key))) reason ||= `Model ${slug} has no healthy upstream right now`;

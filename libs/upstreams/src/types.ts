@@ -143,6 +143,11 @@ export interface TranscriptionRequest {
   language?: string;
   responseFormat: TranscriptFormat;
   timestampGranularities?: Array<'word' | 'segment'>;
+  /**
+   * The gateway's own measure of the recording (seconds), for an upstream that needs a timeline and has no decoder:
+   * the simulator times its made-up words on it. Real providers measure for themselves and are not sent it.
+   */
+  measuredSeconds?: number;
 }
 
 export interface TranscriptionResult {

@@ -2,6 +2,7 @@ import type { EventBus, Subscription } from '@gateway/bus';
 import { buildRegistry, type GatewayConfig, parseDuration } from '@gateway/config';
 import { type Db, openServiceDb } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
+import { recordFirstSeen } from './catalog/first-seen';
 import { type CatalogueService, createCatalogueService } from './service';
 import { migrations } from './migrations';
 import type { SharedAnswers } from './shared-answers';
@@ -63,8 +64,15 @@ export async function openCatalogue(deps: CatalogueDeps): Promise<OpenCatalogue>
         },
       })
     : undefined;
+  // Before the catalogue is serialised (once, at start): every model it lists has its date by then.
+  const firstSeen = await recordFirstSeen(
+    db,
+    registry.all().map((m) => m.config.id),
+    now(),
+  );
   const service = createCatalogueService(registry, {
     now,
+    firstSeen,
     stats: { store: stats, ttlMs: parseDuration(config.stats.cache_ttl), shared: deps.shared },
     status: { store: statusStore, monitor, now, ttlMs: Math.min(intervalMs, 15_000), logger },
   });

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { ModelRegistry } from '@gateway/config';
+import type { FirstSeen } from './catalog/item';
 import { mountCatalog } from './catalog/routes';
 import { mountModels } from './models/routes';
 import type { SharedAnswers } from './shared-answers';
@@ -18,12 +19,14 @@ export interface CatalogueState {
   stats: { store: StatsStore; ttlMs: number; shared?: SharedAnswers };
   status: StatusRouteDeps;
   now: () => Date;
+  /** When each model first appeared (the catalogue's `addedAt` where the config gives none). */
+  firstSeen?: FirstSeen;
 }
 
 export function createCatalogueService(registry: ModelRegistry, state?: CatalogueState): CatalogueService {
   const router = Router();
   mountModels(router, registry);
-  mountCatalog(router, registry);
+  mountCatalog(router, registry, state?.firstSeen);
   if (state) {
     mountStats(router, registry, state.stats.store, { ttlMs: state.stats.ttlMs, now: state.now, shared: state.stats.shared });
     mountStatus(router, state.status);

@@ -4,6 +4,7 @@ import type { SpeechRequest, TranscriptFormat } from '../types';
 import { SIMULATED_IMAGE_SIDE, simulatedImages } from './images';
 import { SIMULATED_SAMPLE_RATE, simulatedSampleCount, simulatedSpeech } from './speech';
 import { simulatedTranscribe } from './transcription';
+import { mp3Frames } from '../testing/mp3-frames';
 
 const ep = { key: 'sim/sim-media', provider: { id: 'sim', kind: 'simulated' }, upstreamModel: 'sim-media' } as ResolvedEndpoint;
 const opts = { signal: new AbortController().signal, requestId: 'req_test' };
@@ -107,7 +108,23 @@ describe('simulated speech', () => {
     expect((await collect(pcm.body)).bytes).toEqual(wav.bytes.subarray(44));
   });
 
-  it.each(['mp3', 'opus', 'aac', 'flac'] as const)('refuses %s as the client fault rather than mislabel WAV bytes', async (format) => {
+  it('answers mp3, the contract default: MPEG-2 Layer III frames, mono 24 kHz 64 kb/s, back to back, as long as the tone', async () => {
+    const mp3 = await simulatedSpeech(ep, { ...request, responseFormat: 'mp3' }, opts);
+    expect(mp3.contentType).toBe('audio/mpeg');
+    const { bytes, chunks } = await collect(mp3.body);
+    expect(chunks).toBeGreaterThan(1);
+    const frames = mp3Frames(bytes);
+    expect(new Set(frames.map((f) => JSON.stringify({ ...f, length: 0 })))).toEqual(
+      new Set([JSON.stringify({ version: 2, layer: 3, kbps: 64, sampleRate: SIMULATED_SAMPLE_RATE, mono: true, length: 0, samples: 576 })]),
+    );
+    // The encoder adds its delay and pads the last frame: at most a few frames beyond the samples themselves.
+    const samples = simulatedSampleCount(request.input, request.speed);
+    const decoded = frames.length * 576;
+    expect(decoded).toBeGreaterThanOrEqual(samples);
+    expect(decoded - samples).toBeLessThan(4 * 576);
+  });
+
+  it.each(['opus', 'aac', 'flac'] as const)('refuses %s as the client fault rather than mislabel other bytes', async (format) => {
     await expect(simulatedSpeech(ep, { ...request, responseFormat: format }, opts)).rejects.toMatchObject({ status: 400, clientFault: true });
   });
 });
@@ -127,12 +144,47 @@ describe('simulated transcription', () => {
     expect(JSON.parse((await transcribe('json', Buffer.from('other bytes'))).body).text).not.toBe(text);
   });
 
-  it('answers every format in its own framing around the same text, with no duration in verbose_json', async () => {
+  it('answers every format in its own framing around the same text', async () => {
     const { text } = JSON.parse((await transcribe('json')).body);
-    const verbose = JSON.parse((await transcribe('verbose_json')).body);
-    expect(verbose).toEqual({ task: 'transcribe', language: 'en', text });
+    const verbose = await transcribe('verbose_json');
+    expect(verbose).not.toHaveProperty('durationSeconds');
+    expect(JSON.parse(verbose.body)).toMatchObject({ task: 'transcribe', language: 'english', text });
     expect(await transcribe('text')).toEqual({ contentType: 'text/plain; charset=utf-8', body: `${text}\n` });
     expect(await transcribe('srt')).toEqual({ contentType: 'text/plain; charset=utf-8', body: `1\n00:00:00,000 --> 00:00:01,000\n${text}\n\n` });
     expect(await transcribe('vtt')).toEqual({ contentType: 'text/vtt; charset=utf-8', body: `WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n${text}\n\n` });
+  });
+});
+
+describe('simulated transcription: verbose_json as OpenAI shapes it', () => {
+  const audio = Buffer.from('some recorded bytes');
+  const verbose = async (extra: { timestampGranularities?: Array<'word' | 'segment'>; measuredSeconds?: number; language?: string }) =>
+    JSON.parse((await simulatedTranscribe(ep, { audio, format: 'wav', responseFormat: 'verbose_json', ...extra }, opts)).body);
+
+  it('segments by default, timed over the measured length, their words joined into the text', async () => {
+    const v = await verbose({ measuredSeconds: 6 });
+    expect(v.duration).toBe(6);
+    expect(v).not.toHaveProperty('words');
+    expect(v.segments.length).toBeGreaterThan(1);
+    expect(v.segments.map((s: { id: number }) => s.id)).toEqual(v.segments.map((_: unknown, i: number) => i));
+    expect(v.segments[0]).toMatchObject({ seek: 0, start: 0, tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 1, no_speech_prob: 0 });
+    expect(v.segments.at(-1).end).toBe(6);
+    expect(v.segments.map((s: { text: string }) => s.text).join('')).toBe(` ${v.text}`);
+    for (let i = 1; i < v.segments.length; i++) expect(v.segments[i].start).toBe(v.segments[i - 1].end);
+  });
+
+  it('words with `word`, segments too with both; each word in order, back to back, ending at the duration', async () => {
+    const onlyWords = await verbose({ measuredSeconds: 2.5, timestampGranularities: ['word'] });
+    expect(onlyWords).not.toHaveProperty('segments');
+    expect(onlyWords.words.map((w: { word: string }) => w.word).join(' ')).toBe(onlyWords.text);
+    expect(onlyWords.words[0].start).toBe(0);
+    expect(onlyWords.words.at(-1).end).toBe(2.5);
+    for (const w of onlyWords.words) expect(w.end).toBeGreaterThan(w.start);
+    const both = await verbose({ measuredSeconds: 2.5, timestampGranularities: ['word', 'segment'] });
+    expect(both.words).toEqual(onlyWords.words);
+    expect(both.segments.length).toBeGreaterThan(0);
+  });
+
+  it('names the language, as OpenAI does', async () => {
+    expect((await verbose({ language: 'de' })).language).toBe('german');
   });
 });

@@ -63,4 +63,14 @@ describe('catalogue item', () => {
   it('a bare added_at date is its midnight UTC', () => {
     expect(addedAtOf(modelOf({ id: 'a/e', category: 'embedding', added_at: '2024-02-29' }))).toBe('2024-02-29T00:00:00.000Z');
   });
+
+  it('without added_at, the recorded first appearance; the config wins over it; null where nothing recorded the model', () => {
+    const seen = new Map([
+      ['a/e', '2026-01-02T03:04:05.000Z'],
+      ['a/d', '2026-01-02T03:04:05.000Z'],
+    ]);
+    expect(catalogueItem(modelOf({ id: 'a/e', category: 'embedding' }), seen).addedAt).toBe('2026-01-02T03:04:05.000Z');
+    expect(addedAtOf(modelOf({ id: 'a/d', category: 'embedding', added_at: '2024-02-29' }), seen)).toBe('2024-02-29T00:00:00.000Z');
+    expect(addedAtOf(modelOf({ id: 'a/other', category: 'embedding' }), seen)).toBeNull();
+  });
 });

@@ -1,12 +1,9 @@
 import type { ResolvedModel } from '@gateway/config';
-import { formatRate, parseRate } from '@gateway/money';
+import { listedRates } from '@gateway/pricing';
 import { architectureOf } from '../derive/architecture';
 import { supportsReasoning } from '../derive/capabilities';
 import { headlineOf } from '../derive/headline';
 import { discountOf } from '../derive/reference';
-
-/** Rates are shown as the config wrote them, normalised ("0.0000010" → "0.000001"). */
-const rate = (s: string | undefined) => (s === undefined ? null : formatRate(parseRate(s)));
 
 export function listingItem(m: ResolvedModel) {
   const c = m.config;
@@ -19,12 +16,8 @@ export function listingItem(m: ResolvedModel) {
     status: c.status,
     ...headlineOf(m),
     ...(c.category === 'text' ? { context_length: c.context_length ?? null } : {}),
-    pricing: {
-      prompt: rate(c.pricing.prompt),
-      completion: rate(c.pricing.completion),
-      request: rate(c.pricing.request),
-      image: rate(c.pricing.image),
-    },
+    // The contract's four, then, as an addition, the audio and video axes (per input character, per second).
+    pricing: listedRates(m),
     supported_parameters: c.supported_parameters ?? [],
   };
 }

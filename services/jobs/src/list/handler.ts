@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import type { Db } from '@gateway/db';
-import { JOB_STATUSES } from '@gateway/events';
+import { JOB_STATUS_FILTERS, storedStatusesOf } from '@gateway/events';
 import { contextOf, validate } from '@gateway/service-kit';
 import { listRowView } from '../read/views';
 import { listJobs, queuePosition } from '../store/jobs';
@@ -9,7 +9,7 @@ import { cursorParam, encodeCursor } from './cursor';
 
 const listQuery = z
   .object({
-    status: z.enum(JOB_STATUSES).optional(),
+    status: z.enum(JOB_STATUS_FILTERS).optional(),
     model: z.string().min(1).max(200).optional(),
     category: z.enum(['text', 'image', 'video', 'audio', 'embedding', 'rerank']).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -25,7 +25,7 @@ export function mountList(r: Router, deps: { db: Db }): void {
     // One more than asked tells whether another page follows, without a count.
     const rows = await listJobs(deps.db, {
       accountId: ctx.accountId,
-      status: q.status,
+      statuses: q.status && storedStatusesOf(q.status),
       model: q.model,
       category: q.category,
       before: q.cursor,

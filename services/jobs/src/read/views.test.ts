@@ -94,4 +94,12 @@ describe('job views: the contract shapes', () => {
     expect(row.started_at).toBeNull();
     expect(listRowView(job({ status: 'succeeded', cost_nano: '1000' }), null).cost).toBe('0.000001');
   });
+
+  it('list row: the wire status every job body shows, the stored terminal one as outcome', () => {
+    expect(listRowView(job({ status: 'queued' }), 1)).toMatchObject({ status: 'IN_QUEUE', outcome: null, queue_position: 1 });
+    expect(listRowView(job({ status: 'running' }), null)).toMatchObject({ status: 'IN_PROGRESS', outcome: null });
+    for (const s of ['succeeded', 'failed', 'canceled'] as const) {
+      expect(listRowView(job({ status: s }), null)).toMatchObject({ status: 'COMPLETED', outcome: s });
+    }
+  });
 });

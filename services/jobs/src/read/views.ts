@@ -1,10 +1,9 @@
+import { wireJobStatus } from '@gateway/events';
 import { formatUsd } from '@gateway/money';
 import type { JobRow } from '../store/job-row';
 import { publicError } from '../transitions';
 
-const WIRE_STATUS = { queued: 'IN_QUEUE', running: 'IN_PROGRESS', succeeded: 'COMPLETED', failed: 'COMPLETED', canceled: 'COMPLETED' } as const;
-
-export const wireStatus = (job: JobRow) => WIRE_STATUS[job.status];
+export const wireStatus = (job: JobRow) => wireJobStatus(job.status);
 const outcomeOf = (job: JobRow) => (job.status === 'queued' || job.status === 'running' ? null : job.status);
 const seconds = (from: Date | null, to: Date | null) => (from && to ? Math.max(0, (to.getTime() - from.getTime()) / 1000) : null);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -44,13 +43,16 @@ export function resultView(job: JobRow) {
   };
 }
 
-/** A row of GET /v1/jobs: no payload; `cost` only once billing has applied the charge. */
+/**
+ * A row of GET /v1/jobs: no payload; `cost` only once billing has applied the charge. `status` is the wire
+ * vocabulary of every other job body, `outcome` the terminal stored one (the contract's row has both fields).
+ */
 export function listRowView(job: JobRow, queuePosition: number | null) {
   return {
     request_id: job.id,
     model: job.model,
     category: job.category,
-    status: job.status,
+    status: wireStatus(job),
     outcome: outcomeOf(job),
     queue_position: queuePosition,
     gateway_request_id: job.gateway_request_id,

@@ -99,7 +99,8 @@ export async function queuePosition(db: Queryable, job: JobRow): Promise<number 
 
 export interface ListFilter {
   accountId: string;
-  status?: JobStatus;
+  /** Any of these; all when absent. */
+  statuses?: JobStatus[];
   model?: string;
   category?: string;
   /** Rows strictly older than this (created_at, id): the keyset cursor. */
@@ -115,7 +116,11 @@ export async function listJobs(db: Queryable, f: ListFilter): Promise<JobRow[]> 
     params.push(value);
     where.push(clause(params.length));
   };
-  if (f.status) add((n) => `status = $${n}`, f.status);
+  if (f.statuses) {
+    const first = params.length + 1;
+    params.push(...f.statuses);
+    where.push(`status IN (${f.statuses.map((_, i) => `$${first + i}`).join(', ')})`);
+  }
   if (f.model) add((n) => `model = $${n}`, f.model);
   if (f.category) add((n) => `category = $${n}`, f.category);
   if (f.before) {

@@ -1,4 +1,4 @@
-import { JOB_STATUSES } from '@gateway/events';
+import { JOB_STATUS_FILTERS } from '@gateway/events';
 import { z } from 'zod';
 import { fromRoute } from './result';
 import { open } from './shapes';
@@ -11,7 +11,10 @@ export const listJobs = defineTool({
   description: "The account's jobs, newest first, with status, outcome and cost (null until settled). Page with next_cursor.",
   routes: ['/v1/jobs'],
   input: z.object({
-    status: z.enum(JOB_STATUSES).optional(),
+    status: z
+      .enum(JOB_STATUS_FILTERS)
+      .optional()
+      .describe('queued, running, succeeded, failed or canceled; or IN_QUEUE, IN_PROGRESS, COMPLETED as the rows show it'),
     model: z.string().optional(),
     category: z.enum(['text', 'image', 'video', 'audio', 'embedding', 'rerank']).optional(),
     cursor: z.string().optional().describe('next_cursor of the previous page'),

@@ -34,10 +34,12 @@ const MIME: Record<AudioFormat, string> = {
   webm: 'audio/webm',
 };
 
-const refuse = (why: string) => new GatewayError('invalid_request', `Invalid request: input_audio: ${why}`);
-
-/** Seconds of audio in `audio`, read from its container before any hold; 400 naming the reason when it cannot be. */
-export async function measureSeconds(audio: Buffer, format: AudioFormat): Promise<number> {
+/**
+ * Seconds of audio in `audio`, read from its container before any hold; 400 naming the reason when it cannot be,
+ * and the request field the audio came in (`input_audio` in the JSON body, `file` in an upload).
+ */
+export async function measureSeconds(audio: Buffer, format: AudioFormat, field = 'input_audio'): Promise<number> {
+  const refuse = (why: string) => new GatewayError('invalid_request', `Invalid request: ${field}: ${why}`);
   if (!OPENS[format](audio)) throw refuse(`the data is not ${format} audio (its first bytes are not a ${format} header)`);
   const mm = await musicMetadata();
   let seconds: number | undefined;
