@@ -2,12 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { wavHeader } from '../libs/upstreams/src/simulated/wav';
-import { mp3FrameAt, mp3Frames } from '../libs/upstreams/src/testing/mp3-frames';
+import { mp3FrameAt, mp3Frames, wavHeader } from '@gateway/upstreams/testing';
 import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
-import { waitFor } from '../libs/testing/src/wait';
+import { waitFor } from '@gateway/testing';
 import { expectReleased, generationOf, holdCount, type Mode, pickPort, settled, type TestGateway, useGatewaySuite } from './support/harness';
 
 /**

@@ -86,7 +86,8 @@ export const DEFAULT_CONFIG = {
     {
       id: 'demo/speech-small',
       name: 'Demo Speech Small',
-      description: 'A simulated speech model: a tone as long as the input takes to say, as mp3 (the default), wav or pcm; billed per input character.',
+      description:
+        'A simulated speech model: a tone as long as the input takes to say, as mp3 (the default), wav or pcm; billed per input character.',
       category: 'audio',
       status: 'available',
       pricing: { character: '0.000015' },

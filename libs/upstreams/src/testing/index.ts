@@ -10,3 +10,4 @@ export { startFakeFal, type FakeFal, type FakeFalJob, type FakeFalOptions, type 
 export { answers, fails, fakeTextProtocol, type Behaviour, type FakeTextProtocol, type Reply, type UpstreamCall } from './fake-text-protocol';
 export { wavHeader } from '../simulated/wav';
 export { solidPng } from '../simulated/png';
+export { mp3FrameAt, mp3Frames } from './mp3-frames';

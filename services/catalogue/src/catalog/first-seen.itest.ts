@@ -1,4 +1,4 @@
-import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/src/testing/temp-db';
+import { describeOnEngines, openTestDb, type TestDb } from '@gateway/db/testing';
 import { migrations } from '../migrations';
 import { recordFirstSeen } from './first-seen';
 
