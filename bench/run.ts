@@ -112,7 +112,8 @@ async function main(): Promise<string> {
   try {
     return opts.profile
       ? await profileGateway(opts, { configPath, adminToken, dataDir: path.join(dir, 'data'), workDir: dir }, log)
-      : await compare(opts, upstream, dir, configPath, adminToken);
+      : // The start-up figures first, while none of the comparison's targets is up to load the machine.
+        (opts.startup ? await benchStartup(opts, log) : '') + (await compare(opts, upstream, dir, configPath, adminToken));
   } finally {
     await stopChild(upstream.child);
     fs.rmSync(dir, { recursive: true, force: true });
