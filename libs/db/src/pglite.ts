@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
 import { SCHEMA_NAME } from './schema-name';
@@ -135,11 +134,6 @@ let compiling: Promise<WebAssembly.Module | undefined> | undefined;
  */
 function pgliteModule(): Promise<WebAssembly.Module | undefined> {
   compiling ??= (async () => {
-    // V8's baseline compiler only: its optimising tier kept well over 100 MiB of machine code and compiler memory
-    // resident for PostgreSQL's hot paths, in a process whose PGlite work is off the request path (the ledger is
-    // written behind). Measured by `pnpm bench startup` and `pnpm bench ab` (docs/benchmarks.md). Process-wide, and
-    // read when WebAssembly is compiled, and PGlite is the only WebAssembly here (js-tiktoken is plain JS).
-    v8.setFlagsFromString('--liftoff-only');
     try {
       const file = path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
       return await WebAssembly.compile(await fs.readFile(file));
