@@ -25,6 +25,8 @@ export interface BenchOptions {
   dataRoot: string;
   /** Run autocannon inside this process instead of a child (BENCH_LOAD_IN_PROCESS=1): the old harness, for comparison only. */
   loadInProcess: boolean;
+  /** BENCH_STARTUP=1: the comparison run starts with `pnpm bench startup`'s figures (bench/startup.ts), taken before any target is up. */
+  startup: boolean;
   /** `--profile` or BENCH_PROFILE=1: profile the embedded gateway instead of the comparison run. */
   profile: boolean;
   /** Where the profile files go (BENCH_PROFILE_DIR; default a new directory under the OS temporary directory). */
@@ -64,6 +66,7 @@ export function readOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOption
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     dataRoot: env.BENCH_DATA_ROOT || os.tmpdir(),
     loadInProcess: flag('BENCH_LOAD_IN_PROCESS'),
+    startup: flag('BENCH_STARTUP'),
     profile,
     profileDir: env.BENCH_PROFILE_DIR || undefined,
   };

@@ -127,7 +127,7 @@ export async function waitFor(url: string, child?: ChildProcess, timeoutMs = 90_
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every mainstream architecture).
 const TICKS_PER_SECOND = 100;
 
-function rssKb(pid: number): number {
+export function rssKb(pid: number): number {
   try {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : 0;
@@ -136,7 +136,7 @@ function rssKb(pid: number): number {
   }
 }
 
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces; fields 14 and 15 (utime, stime) count from after its ')'.

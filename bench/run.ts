@@ -10,7 +10,8 @@
  * `pnpm bench --profile` (BENCH_PROFILE=1) profiles the embedded gateway under chat at BENCH_CONNECTIONS instead
  * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts),
  * `pnpm bench ledger` the embedded write-behind's ledger_write (bench/ledger-write.ts);
- * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts).
+ * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts);
+ * `pnpm bench startup` the embedded gateway's start, idle memory and CPU, and peak memory under chat (bench/startup.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -24,6 +25,7 @@ import { killAllChildren, stopChild } from './procs';
 import { profileGateway } from './profile';
 import { machineLine, ratios, roundsBlock, tables, type Row } from './report';
 import { selectScenarios } from './scenarios';
+import { benchStartup } from './startup';
 import {
   directTarget,
   startEmbedded,
@@ -110,7 +112,8 @@ async function main(): Promise<string> {
   try {
     return opts.profile
       ? await profileGateway(opts, { configPath, adminToken, dataDir: path.join(dir, 'data'), workDir: dir }, log)
-      : await compare(opts, upstream, dir, configPath, adminToken);
+      : // The start-up figures first, while none of the comparison's targets is up to load the machine.
+        (opts.startup ? await benchStartup(opts, log) : '') + (await compare(opts, upstream, dir, configPath, adminToken));
   } finally {
     await stopChild(upstream.child);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -131,7 +134,9 @@ const run =
       ? benchLedgerWrite()
       : command === 'ab'
         ? benchAb(readOptions([], process.env), process.argv[3] ?? 'HEAD', log)
-        : main();
+        : command === 'startup'
+          ? benchStartup(readOptions([], process.env), log)
+          : main();
 run.then(
   (out) => {
     process.stdout.write(out);

@@ -102,7 +102,8 @@ export async function startEmbedded(
     config,
     spendDeps('jobs'),
     { accounts: billing.port, media: inProcessMediaFiles({ keep: media.service.keep, router: media.service.router }) },
-    { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL },
+    // On its own PGlite no other process writes the jobs: they wait on timers and wakes, never on a poll.
+    { db: jobsDb, publicUrl: env.GATEWAY_PUBLIC_URL, soleOwner: !env.DATABASE_URL },
   );
   // The status monitor's api check calls this gateway's own public listener, whose port is known once it listens.
   let statusApiUrl: string | undefined;

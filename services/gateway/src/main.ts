@@ -1,7 +1,6 @@
 import '@gateway/service-kit/tracing-register';
 import path from 'node:path';
 import { loadConfig, readEnv } from '@gateway/config';
-import { warmTokenizer } from '@gateway/upstreams';
 import { createLogger, runMain } from '@gateway/service-kit';
 import { startEmbedded } from './embedded';
 
@@ -11,7 +10,6 @@ runMain('gateway', async () => {
   const config = loadConfig(env.GATEWAY_CONFIG);
   const logger = createLogger('gateway', env.LOG_LEVEL);
   const dataDir = path.resolve(env.GATEWAY_DATA_DIR);
-  warmTokenizer();
   const gw = await startEmbedded(env, config, logger, { dataDir: env.DATABASE_URL ? undefined : dataDir });
 
   const lines = [

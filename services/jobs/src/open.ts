@@ -15,6 +15,8 @@ export interface JobsOptions {
   db?: Db;
   publicUrl: string;
   resolve?: Resolver;
+  /** No other process writes this database (embedded on PGlite): no polling, timers and wakes only (index.ts). */
+  soleOwner?: boolean;
 }
 
 /** The jobs service with its database, as the embedded gateway and the fleet process both open it. */
@@ -25,7 +27,7 @@ export async function openJobs(
   opts: JobsOptions,
 ): Promise<{ service: JobsService; ping(): Promise<void>; close(): Promise<void> }> {
   const db = opts.db ?? (await openServiceDb('jobs', migrations, { databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }));
-  const service = createJobsService({ ...spend, ...ports, db, publicUrl: opts.publicUrl, resolve: opts.resolve }, config);
+  const service = createJobsService({ ...spend, ...ports, db, publicUrl: opts.publicUrl, resolve: opts.resolve, soleOwner: opts.soleOwner }, config);
   return {
     service,
     ping: () => db.ping(),

@@ -25,7 +25,18 @@ export interface JobsServiceDeps extends SpendDeps {
   publicUrl: string;
   /** Tests only: the webhook address guard's DNS. */
   resolve?: Resolver;
+  /**
+   * This process alone writes the jobs database (the embedded gateway on its own PGlite). Every job, outbox row and
+   * delivery it must act on is then written by itself and wakes the worker, relay or dispatcher in process, and
+   * every later due time is one they read after each pass: they set timers for those and never poll. Otherwise (the
+   * fleet, several replicas on one PostgreSQL) they also look every few seconds for work another replica wrote or
+   * left behind when it died: LISTEN/NOTIFY could replace that, at the price of a connection held per replica.
+   */
+  soleOwner?: boolean;
 }
+
+/** How often a replica that shares its database looks for work no wake announced (see soleOwner). */
+const SAFETY_POLL_MS = { worker: 5_000, relay: 5_000, webhooks: 1_000 };
 
 export interface JobsService {
   router: Router;
@@ -70,7 +81,10 @@ export function createJobsService(deps: JobsServiceDeps, config: GatewayConfig):
     pollIntervalMs: parseDuration(config.jobs.poll_interval),
     timeoutMs: parseDuration(config.jobs.timeout),
   };
-  const worker = createWorker(driveDeps, { leaseMs: parseDuration(config.jobs.lease) });
+  const worker = createWorker(driveDeps, {
+    leaseMs: parseDuration(config.jobs.lease),
+    idleMs: deps.soleOwner ? Number.POSITIVE_INFINITY : SAFETY_POLL_MS.worker,
+  });
 
   const router = Router();
   router.use(jsonBody(config.limits.max_request_body));
@@ -100,9 +114,9 @@ export function createJobsService(deps: JobsServiceDeps, config: GatewayConfig):
     router,
     async start() {
       settlements = await followSettlements(deps.db, deps.registry, deps.bus, deps.logger);
-      relay.start();
+      relay.start(deps.soleOwner ? undefined : SAFETY_POLL_MS.relay);
       worker.start();
-      dispatcher.start(1_000);
+      dispatcher.start(deps.soleOwner ? undefined : SAFETY_POLL_MS.webhooks);
     },
     async stop() {
       await worker.stop();

@@ -65,12 +65,15 @@ export function createRelay(db: Db, bus: EventBus, logger: Logger) {
     wake,
     /**
      * Every writer of the outbox wakes the relay after its commit, so the timer is only a safety net: for rows a
-     * crashed replica committed and never published.
+     * crashed replica committed and never published. Without `safetyPollMs` (one process alone on its database,
+     * embedded) there is none: what a crash left is published by the drain at start, and nothing polls when idle.
      */
-    start(intervalMs = 5_000) {
+    start(safetyPollMs?: number) {
       stopped = false;
-      timer = setInterval(wake, intervalMs);
-      timer.unref();
+      if (safetyPollMs !== undefined) {
+        timer = setInterval(wake, safetyPollMs);
+        timer.unref();
+      }
       wake();
     },
     async stop() {

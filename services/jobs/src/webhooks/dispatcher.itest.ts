@@ -248,4 +248,21 @@ describeOnEngines('webhook dispatcher', (engine) => {
       await d.stop();
     }
   });
+
+  it('started without a safety poll, it sends a woken delivery, then its retry when the backoff is due, with no other call', async () => {
+    const d = dispatcher({ maxRetries: 1, initialBackoffMs: 300 });
+    d.start();
+    try {
+      await until(async () => (await t.db.query(`SELECT 1 FROM webhook_deliveries WHERE state = 'pending'`)).length === 0, 'older deliveries to end');
+      receiver.reply(500);
+      const { id } = await enqueue();
+      d.wake();
+      // The retry is written by the failed attempt, due 300 ms later: only the timer set for that due time sends it.
+      await until(async () => (await delivery(id)).state === 'delivered', 'the retry, sent when due');
+      expect(requestsFor(id)).toHaveLength(2);
+      expect((await attempts(id)).map((a) => a.status_code)).toEqual([500, 204]);
+    } finally {
+      await d.stop();
+    }
+  });
 });

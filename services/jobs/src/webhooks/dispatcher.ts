@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Resolver } from './address-guard';
 import { retryDelayMs } from './backoff';
 import { type AttemptResult, DEFAULT_ATTEMPT_TIMEOUT_MS, sendWebhook } from './send';
-import { abandon, type ClaimedDelivery, claimDue, finishAttempt, type NextStep } from './store';
+import { abandon, type ClaimedDelivery, claimDue, finishAttempt, type NextStep, nextDueIn } from './store';
 
 /** The operator's `webhooks` keys, camelCased. */
 export const webhookSettingsSchema = z.object({
@@ -39,10 +39,15 @@ export interface WebhookDispatcherOptions {
 export interface WebhookDispatcher {
   /** Sends every delivery due now, a round of `concurrency` at a time; resolves to the number of attempts made. */
   runDue(): Promise<number>;
-  /** Runs now, e.g. right after the jobs code ended a job, instead of waiting for the next tick. */
+  /** Runs now, e.g. right after the jobs code ended a job, instead of waiting for its timer. */
   wake(): void;
-  start(intervalMs: number): void;
-  /** Stops ticking and waits for the sends in flight to be made and recorded. */
+  /**
+   * Runs now, then again whenever the next pending delivery is due (a retry's backoff, a lapsed lease) and whenever
+   * woken. `safetyPollMs` caps the sleep, for deliveries another replica wrote and no wake here announced; without it
+   * (one process alone on its database, embedded) an idle dispatcher sets no timer and reads nothing.
+   */
+  start(safetyPollMs?: number): void;
+  /** Stops its timer and waits for the sends in flight to be made and recorded. */
   stop(): Promise<void>;
 }
 
@@ -50,6 +55,13 @@ export interface WebhookDispatcher {
  * Delivers the rows the jobs code writes into webhook_deliveries. Several replicas may run one each on the same database:
  * a delivery is claimed under a lease before it is sent, so each attempt is made by one of them only.
  */
+/** The sleep after a round or a due-time read that failed, before trying again. */
+const RETRY_MS = 1_000;
+/** The shortest sleep, so a delivery due again at once cannot spin the dispatcher. */
+const SOONEST_MS = 20;
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 export function createWebhookDispatcher(opts: WebhookDispatcherOptions): WebhookDispatcher {
   const settings = webhookSettingsSchema.parse(opts.settings);
   const now = opts.now ?? Date.now;
@@ -70,7 +82,11 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
   );
 
   let stopping = false;
+  let started = false;
+  let safetyMs = Number.POSITIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
+  // Due-time reads may overlap (a wake's round ends while the timer's does): only the latest one sets the timer.
+  let scheduling = 0;
   let current: Promise<number> | null = null;
   let queued: Promise<number> | null = null;
 
@@ -143,22 +159,51 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
     return queued;
   }
 
-  const runLogged = () => void runDue().catch((err) => log.error({ err }, 'webhook dispatch round failed'));
+  /** Sets the timer for the next due delivery, or for RETRY_MS after a failure; none when nothing is pending. */
+  async function schedule(failed: boolean): Promise<void> {
+    if (!started || stopping) return;
+    const mine = ++scheduling;
+    let ms = RETRY_MS;
+    if (!failed) {
+      try {
+        ms = Math.min(safetyMs, (await nextDueIn(opts.db)) ?? Number.POSITIVE_INFINITY);
+      } catch (err) {
+        log.error({ err }, 'webhook dispatcher could not read when the next delivery is due');
+      }
+    }
+    if (mine !== scheduling || stopping) return;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (ms === Number.POSITIVE_INFINITY) return;
+    timer = setTimeout(runLogged, Math.min(LONGEST_TIMER_MS, Math.max(SOONEST_MS, ms)));
+    timer.unref();
+  }
+
+  function runLogged(): void {
+    void runDue().then(
+      () => schedule(false),
+      (err) => {
+        log.error({ err }, 'webhook dispatch round failed');
+        return schedule(true);
+      },
+    );
+  }
 
   return {
     runDue,
     wake: () => {
       if (!stopping) runLogged();
     },
-    start(intervalMs) {
+    start(safetyPollMs) {
       stopping = false;
-      if (timer) clearInterval(timer);
-      timer = setInterval(runLogged, intervalMs);
+      started = true;
+      safetyMs = safetyPollMs ?? Number.POSITIVE_INFINITY;
       runLogged();
     },
     async stop() {
       stopping = true;
-      if (timer) clearInterval(timer);
+      started = false;
+      if (timer) clearTimeout(timer);
       timer = undefined;
       await Promise.allSettled([current, queued]);
     },

@@ -39,6 +39,19 @@ export async function claimDue(db: Db, owner: string, limit: number, leaseMs: nu
 }
 
 /**
+ * Milliseconds until the next pending delivery may be claimed (its next attempt is due and no live lease holds it),
+ * 0 when one already may; undefined when none is pending.
+ */
+export async function nextDueIn(db: Db): Promise<number | undefined> {
+  const rows = await db.query<{ ms: number | string | null }>(
+    `SELECT (EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) - now()) * 1000)::float8 AS ms
+       FROM webhook_deliveries WHERE state = 'pending'`,
+  );
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
+}
+
+/**
  * Records the attempt and moves the delivery on, releasing the lease, in one transaction. The attempt row is written even
  * when the lease was lost meanwhile (the send did happen); the delivery is then left to its new owner.
  * Returns whether this owner still held the lease.

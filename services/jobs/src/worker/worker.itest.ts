@@ -150,9 +150,9 @@ describeOnEngines('jobs worker', (engine) => {
     const soonest = await nextClaimIn(t.db);
     expect(soonest).toBeGreaterThan(500);
     expect(soonest).toBeLessThanOrEqual(1_000);
-    const w = worker({ idleMs: 3_600_000 });
+    // No idle bound, as embedded: its first pass finds nothing due; only the sleep it chose brings it back.
+    const w = worker({ idleMs: Number.POSITIVE_INFINITY });
     w.start();
-    // Its first pass finds nothing due; only the sleep it chose brings it back, an hour before its idle bound.
     await waitFor(async () => (await findJobById(t.db, job.id))?.ticket != null, 'the worker to submit the job once it was due', 20_000);
     await w.stop();
   });
@@ -167,13 +167,24 @@ describeOnEngines('jobs worker', (engine) => {
     const soonest = await nextClaimIn(t.db);
     expect(soonest).toBeGreaterThan(500);
     expect(soonest).toBeLessThanOrEqual(1_000);
-    const w = worker({ idleMs: 3_600_000 });
+    const w = worker({ idleMs: Number.POSITIVE_INFINITY });
     w.start();
     await waitFor(
       async () => (await findJobById(t.db, job.id))?.lease_owner !== 'worker_dead',
       'a live worker to take the lapsed lease over',
       20_000,
     );
+    await w.stop();
+  });
+
+  it('a started worker with nothing due and no idle bound drives a job written later as soon as it is woken', async () => {
+    await onlyDueSoon('none');
+    const w = worker({ idleMs: Number.POSITIVE_INFINITY });
+    w.start();
+    await w.tick(); // its first pass is over: nothing is due, so no timer is set and only a wake brings it back
+    const job = await submitted('a/video', { prompt: 'p', duration: 1 });
+    w.wake();
+    await waitFor(async () => (await findJobById(t.db, job.id))?.ticket != null, 'the woken worker to submit the job', 20_000);
     await w.stop();
   });
 });

@@ -14,6 +14,8 @@ export interface WorkerOptions {
   /**
    * The longest the worker sleeps when nothing is due (5 s): how late it may notice a job that no wake announced,
    * such as one written by a replica that died before driving it. Otherwise it sleeps until the next job is due.
+   * Infinity when this process alone writes its jobs (embedded): every submission wakes it, every job it has is
+   * due at a time it reads after each pass, so an idle worker sets no timer at all.
    */
   idleMs?: number;
 }
@@ -22,6 +24,8 @@ export interface WorkerOptions {
 const SOONEST_MS = 20;
 /** The sleep after a pass that could not read the database: a retry, without a log line per millisecond. */
 const RETRY_MS = 500;
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The job worker: leases due jobs and drives each one step. Any number run against one database (one per
@@ -60,8 +64,8 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
 
   /**
    * Sleeps until the next job is due (or its lease lapses), between SOONEST_MS and idleMs. An idle gateway then
-   * reads its jobs table once per idleMs instead of four times a second, and a due job is driven when it is due
-   * rather than at the next poll.
+   * reads its jobs table once per idleMs (never, with idleMs Infinity) instead of four times a second, and a due
+   * job is driven when it is due rather than at the next poll.
    */
   async function sleepUntilDue(failed: boolean): Promise<void> {
     let ms = failed ? RETRY_MS : idleMs;
@@ -74,8 +78,9 @@ export function createWorker(deps: DriveDeps & { db: Db; logger: Logger }, opts:
       }
     }
     if (timer) clearTimeout(timer);
-    if (stopped) return;
-    timer = setTimeout(() => void tick(), Math.max(SOONEST_MS, ms));
+    timer = undefined;
+    if (stopped || ms === Number.POSITIVE_INFINITY) return;
+    timer = setTimeout(() => void tick(), Math.min(LONGEST_TIMER_MS, Math.max(SOONEST_MS, ms)));
     timer.unref();
   }
 

@@ -1,0 +1,179 @@
+/**
+ * `pnpm bench startup`: what the embedded gateway (`pnpm start`) costs around the hot path. Each run starts it on an
+ * empty GATEWAY_DATA_DIR (first start: time until /readyz answers 200), leaves it idle (RSS 10 s after ready, then its
+ * CPU over 30 s, from /proc/<pid>/stat), stops it, starts it again on the same data (restart: time to ready), and
+ * loads it with non-streamed chat at BENCH_CONNECTIONS (50) for BENCH_SECONDS (10) to read its peak RSS.
+ * BENCH_STARTUP_RUNS (1) repeats the whole and reports each run and the median. The zero upstream is the one the
+ * comparison uses; the load generator is bench/load.ts in its own process.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { LoadResult, LoadSpec } from './load';
+import type { BenchOptions } from './options';
+import { cpuMs, freePortSet, ProcSampler, ROOT, rssKb, runJsonChild, spawnNode, stopChild } from './procs';
+import { SCENARIOS } from './scenarios';
+import { startUpstream, writeGatewayConfig } from './targets';
+
+const IDLE_SETTLE_MS = 10_000;
+const IDLE_CPU_MS = 30_000;
+const READY_POLL_MS = 25;
+
+export interface StartupRun {
+  firstReadyMs: number;
+  idleRssMiB: number;
+  /** % of one core over IDLE_CPU_MS, after the settle. */
+  idleCpuPct: number;
+  restartReadyMs: number;
+  /** Highest RSS from the restart through the chat load. */
+  chatPeakRssMiB: number;
+  chatRps: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Started {
+  child: ReturnType<typeof spawnNode>;
+  base: string;
+  readyMs: number;
+}
+
+/** `pnpm start` as a user runs it; resolves once /readyz on the probes' listener answers 200. */
+async function startGateway(env: NodeJS.ProcessEnv): Promise<Started> {
+  const port = await freePortSet((p) => [p, p + 1000]);
+  const t0 = performance.now();
+  const child = spawnNode(['--import', 'tsx', path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
+    env: { ...env, PORT: String(port), METRICS_PORT: String(port + 1000) },
+  });
+  const ready = `http://127.0.0.1:${port + 1000}/readyz`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited ${child.exitCode} before it was ready`);
+    if (performance.now() - t0 > 180_000) throw new Error('the gateway was not ready within 180 s');
+    try {
+      if ((await fetch(ready)).status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(READY_POLL_MS);
+  }
+  return { child, base: `http://127.0.0.1:${port}`, readyMs: performance.now() - t0 };
+}
+
+async function benchKey(base: string, adminToken: string): Promise<string> {
+  const admin = async (p: string, body: unknown) => {
+    const r = await fetch(`${base}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!r.ok) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+  const acct = await admin('/admin/v1/accounts', { credits: 1_000_000, rate_limit: { requests: 100_000_000, interval: '60s' } });
+  return (await admin(`/admin/v1/accounts/${acct.data.account_id}/keys`, { label: 'bench' })).data.key;
+}
+
+async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: string) => void): Promise<StartupRun> {
+  const first = await startGateway(env);
+  const pid = first.child.pid!;
+  log(`first start ready in ${Math.round(first.readyMs)} ms; idle ${IDLE_SETTLE_MS / 1000} s, then CPU over ${IDLE_CPU_MS / 1000} s`);
+  await sleep(IDLE_SETTLE_MS);
+  const idleRssMiB = rssKb(pid) / 1024;
+  const cpu0 = cpuMs(pid);
+  await sleep(IDLE_CPU_MS);
+  const idleCpuPct = ((cpuMs(pid) - cpu0) / IDLE_CPU_MS) * 100;
+  await stopChild(first.child, 'SIGTERM', 60_000);
+
+  const again = await startGateway(env);
+  log(`restart ready in ${Math.round(again.readyMs)} ms; chat at ${opts.connections} connections for ${opts.seconds} s`);
+  const sampler = new ProcSampler([again.child.pid!]).start();
+  try {
+    const key = await benchKey(again.base, env.GATEWAY_ADMIN_TOKEN!);
+    const chat = SCENARIOS.find((s) => s.name === 'chat')!.gateway as { method: 'POST'; path: string; body: unknown };
+    const load = await runJsonChild<LoadResult>('load.ts', {
+      url: `${again.base}${chat.path}`,
+      method: chat.method,
+      body: JSON.stringify(chat.body),
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      connections: opts.connections,
+      seconds: opts.seconds,
+    } satisfies LoadSpec);
+    if (load.non2xx || load.errors) throw new Error(`chat load: ${load.non2xx} non-2xx, ${load.errors} errors`);
+    return {
+      firstReadyMs: first.readyMs,
+      idleRssMiB,
+      idleCpuPct,
+      restartReadyMs: again.readyMs,
+      chatPeakRssMiB: sampler.stop().maxRssMiB,
+      chatRps: load.rps,
+    };
+  } finally {
+    sampler.stop();
+    await stopChild(again.child, 'SIGTERM', 60_000);
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+export function startupTable(runs: StartupRun[]): string {
+  const cols: [string, (r: StartupRun) => string][] = [
+    ['first start to ready (s)', (r) => (r.firstReadyMs / 1000).toFixed(2)],
+    ['restart to ready (s)', (r) => (r.restartReadyMs / 1000).toFixed(2)],
+    ['RSS idle 10 s after ready (MiB)', (r) => r.idleRssMiB.toFixed(0)],
+    ['idle CPU over 30 s (% of a core)', (r) => r.idleCpuPct.toFixed(2)],
+    ['RSS peak, restart + chat c=N (MiB)', (r) => r.chatPeakRssMiB.toFixed(0)],
+    ['chat req/s', (r) => r.chatRps.toFixed(0)],
+  ];
+  const keys = Object.keys(runs[0]) as (keyof StartupRun)[];
+  const med = Object.fromEntries(keys.map((k) => [k, median(runs.map((r) => r[k]))])) as unknown as StartupRun;
+  const rows = runs.length > 1 ? [...runs.map((r, i) => [`run ${i + 1}`, r] as const), ['median', med] as const] : [['embedded', med] as const];
+  return [
+    `| | ${cols.map((c) => c[0]).join(' | ')} |`,
+    `|---|${cols.map(() => '---:').join('|')}|`,
+    ...rows.map(([name, r]) => `| ${name} | ${cols.map((c) => c[1](r)).join(' | ')} |`),
+  ].join('\n');
+}
+
+export async function benchStartup(opts: BenchOptions, log: (l: string) => void): Promise<string> {
+  const runs = Math.max(1, Math.round(Number(process.env.BENCH_STARTUP_RUNS || 1)));
+  const dir = fs.mkdtempSync(path.join(opts.dataRoot, 'gw-startup-'));
+  const upstream = await startUpstream();
+  const loadAvg = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  const before = loadAvg();
+  try {
+    const results: StartupRun[] = [];
+    for (let i = 0; i < runs; i++) {
+      const dataDir = path.join(dir, `data-${i}`);
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        GATEWAY_CONFIG: writeGatewayConfig(dir, upstream.url),
+        GATEWAY_ADMIN_TOKEN: `bench-${crypto.randomBytes(8).toString('hex')}`,
+        GATEWAY_DATA_DIR: dataDir,
+        LOG_LEVEL: opts.logLevel,
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        BUS: '',
+      };
+      log(`start-up run ${i + 1} of ${runs}`);
+      results.push(await oneRun(opts, env, log));
+    }
+    return [
+      '',
+      `Start-up (embedded, \`pnpm bench startup\`): ${os.cpus().length} cores, Node ${process.version}, load average ${before} before, ${loadAvg()} after; chat c=${opts.connections} for ${opts.seconds} s`,
+      '',
+      startupTable(results),
+      '',
+    ].join('\n');
+  } finally {
+    await stopChild(upstream.child);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
