@@ -11,6 +11,7 @@ import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, type SpendDeps, closeHoldsB
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService } from '@gateway/text';
+import { claimTokenWorker } from '@gateway/upstreams';
 import { openMedia, s3OptionsOf } from '@gateway/media';
 import { inProcessMediaFiles, openJobs } from '@gateway/jobs';
 import { createMcpService, mcpLimitsOf } from '@gateway/mcp';
@@ -83,6 +84,8 @@ export async function startEmbedded(
     holdTtlMs,
   });
   const text = createTextService({ ...spendDeps('text'), replays: billing.port }, { maxRequestBody: config.limits.max_request_body });
+  // The text routes count tokens in a worker thread (started on first use, or by main.ts's warmTokenizer).
+  const releaseTokenWorker = claimTokenWorker();
   const media = await openMedia(config, spendDeps('media'), {
     db: mediaDb,
     dataDir: opts.dataDir,
@@ -167,6 +170,8 @@ export async function startEmbedded(
     drainReserveMs: HOLD_CLOSE_RESERVE_MS,
     onDrained: async () => {
       await closeHoldsBeforeBus(openHolds, logger, HOLD_CLOSE_RESERVE_MS);
+      // The cut streams' holds, charged what they delivered, were the last counts.
+      await releaseTokenWorker();
       health?.stop();
       // The bus first: it delivers the settles still queued while billing is still consuming them.
       await mcp.stop();
