@@ -10,7 +10,7 @@ import { startEmbedded } from '@gateway/gateway';
 import { fleetPorts, startFleet } from '../../deploy/local-fleet';
 import { KAFKA, KAFKA_BROKERS } from '../../libs/testing/src/kafka';
 import { waitFor } from '../../libs/testing/src/wait';
-import { countTokens } from '../../libs/upstreams/src/tokens';
+import { claimTokenWorker, countTokens } from '../../libs/upstreams/src/tokens';
 import { textCost, type TextPrice } from './money';
 
 /**
@@ -409,7 +409,13 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
 ): void {
   let suite: Suite<U> | undefined;
   let upstreams: U | undefined;
+  // The suite counts tokens itself (expectChargedForDelivered, and suites that check a count): it holds the counting
+  // thread as a gateway does, so the thread ends with the suite and not with the jest worker process. Taken in
+  // beforeAll: jest skips both hooks of a describe whose tests are all filtered out, and a claim never released
+  // would keep the thread for the file's other describe.
+  let releaseTokenWorker: (() => Promise<void>) | undefined;
   beforeAll(async () => {
+    releaseTokenWorker = claimTokenWorker();
     upstreams = await opts.upstreams();
     const gw = await startGateway(mode, opts.config(upstreams));
     suite = { upstreams, gw, acct: await gw.account(opts.credits) };
@@ -431,5 +437,6 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
     await suite?.gw.stop();
     const list: Closable[] = Array.isArray(upstreams) ? upstreams : upstreams ? [upstreams] : [];
     await Promise.all(list.map((u) => u.close()));
+    await releaseTokenWorker?.();
   });
 }
