@@ -84,8 +84,6 @@ export async function startEmbedded(
     holdTtlMs,
   });
   const text = createTextService({ ...spendDeps('text'), replays: billing.port }, { maxRequestBody: config.limits.max_request_body });
-  // The text routes count tokens in a worker thread (started on first use, or by main.ts's warmTokenizer).
-  const releaseTokenWorker = claimTokenWorker();
   const media = await openMedia(config, spendDeps('media'), {
     db: mediaDb,
     dataDir: opts.dataDir,
@@ -190,6 +188,9 @@ export async function startEmbedded(
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   statusApiUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : host}:${served.port}`;
   catalogue.startMonitor();
+  // The text routes count tokens in a worker thread (started on first use, or by main.ts's warmTokenizer). Claimed
+  // once listening: a start that failed before (a port taken, which the tests retry) has no close to release it.
+  const releaseTokenWorker = claimTokenWorker();
   // What this process's upstream traffic saw, for the monitor's providers check (the fleet's spending services do the same).
   const health = config.status.enabled
     ? startHealthReporter({ bus, circuits, registry, logger, source: 'gateway', intervalMs: parseDuration(config.status.sample_interval) })
