@@ -9,7 +9,10 @@ const transform = {
   '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs', ignoreDynamic: true } }],
 };
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+// Coverage is measured on the unit and pglite projects only, when jest runs with --coverage (scripts/test.mjs).
+const { notMeasured, ...coverage } = require('./scripts/jest/coverage.js');
 module.exports = {
+  ...coverage,
   projects: [
     {
       ...common,
@@ -27,9 +30,16 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
+      coveragePathIgnorePatterns: notMeasured,
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-integration.js'],
       testMatch: ['<rootDir>/libs/*/src/**/*.itest.ts', '<rootDir>/services/*/src/**/*.itest.ts', '<rootDir>/test-e2e/**/*.itest.ts'],
     },
-    { ...common, displayName: 'e2e', setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-e2e.js'], testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      coveragePathIgnorePatterns: notMeasured,
+      setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-e2e.js'],
+      testMatch: ['<rootDir>/test-e2e/**/*.e2e.ts'],
+    },
   ],
 };

@@ -9,7 +9,7 @@ import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
 import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import { KAFKA, KAFKA_BROKERS, waitFor } from '@gateway/testing';
-import { countTokens } from '@gateway/upstreams';
+import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { textCost, type TextPrice } from './money';
 
 /**
@@ -408,7 +408,13 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
 ): void {
   let suite: Suite<U> | undefined;
   let upstreams: U | undefined;
+  // The suite counts tokens itself (expectChargedForDelivered, and suites that check a count): it holds the counting
+  // thread as a gateway does, so the thread ends with the suite and not with the jest worker process. Taken in
+  // beforeAll: jest skips both hooks of a describe whose tests are all filtered out, and a claim never released
+  // would keep the thread for the file's other describe.
+  let releaseTokenWorker: (() => Promise<void>) | undefined;
   beforeAll(async () => {
+    releaseTokenWorker = claimTokenWorker();
     upstreams = await opts.upstreams();
     const gw = await startGateway(mode, opts.config(upstreams));
     suite = { upstreams, gw, acct: await gw.account(opts.credits) };
@@ -430,5 +436,6 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
     await suite?.gw.stop();
     const list: Closable[] = Array.isArray(upstreams) ? upstreams : upstreams ? [upstreams] : [];
     await Promise.all(list.map((u) => u.close()));
+    await releaseTokenWorker?.();
   });
 }

@@ -28,7 +28,7 @@ export type {
   QueueLog,
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
-export { countTokens, countTokensOfAll, warmTokenizer } from './tokens';
+export { claimTokenWorker, countTokens, countTokensOfAll, warmTokenizer } from './tokens';
 export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';

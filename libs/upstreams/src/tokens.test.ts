@@ -1,4 +1,4 @@
-import { countTokens, countTokensOfAll, stopTokenWorker } from './tokens';
+import { claimTokenWorker, countTokens, countTokensOfAll, stopTokenWorker } from './tokens';
 
 // The serving thread must never load the encoder (its tables are ~80 MiB of heap, see countTokens): this factory
 // runs only if something in this thread requires js-tiktoken. The expected counts come from the real module.
@@ -39,5 +39,23 @@ describe('token counts', () => {
     await stopTokenWorker();
     await expect(pending).rejects.toThrow(/token counting worker exited/);
     expect(await countTokens('hello world')).toBe(2);
+  }, 30_000);
+
+  // Each count below goes to a fresh worker, still loading its encoder when the claim is released: a warm one may
+  // answer before it is ended.
+  it('ends the worker when the last server holding it closes, failing the counts it still held', async () => {
+    const first = claimTokenWorker();
+    const second = claimTokenWorker();
+    await stopTokenWorker();
+    const held = 'counted across the first server closing';
+    const counting = countTokens(held);
+    await first();
+    // A second release of the same claim must not give up the other server's.
+    await first();
+    expect(await counting).toBe(o200k().encode(held).length);
+    await stopTokenWorker();
+    const cut = countTokens('a text the worker never answers');
+    await second();
+    await expect(cut).rejects.toThrow(/token counting worker exited/);
   }, 30_000);
 });

@@ -27,11 +27,28 @@ function tokenWorker(): NonNullable<typeof worker> {
   return w;
 }
 
-/** Ends the counting worker, if one runs (tests; a server's exit ends it anyway). */
+/** Ends the counting worker, if one runs; the counts it still held fail. */
 export async function stopTokenWorker(): Promise<void> {
   const w = worker;
   worker = undefined;
   await w?.thread.terminate();
+}
+
+let claims = 0;
+
+/**
+ * A server's hold on the counting worker while it serves; the release it returns ends the worker once no other
+ * server of the process holds it (tests run several gateways in one process). A closed server must leave no thread:
+ * a count still pending at close (a cut stream's) keeps the worker referenced and the process from exiting.
+ */
+export function claimTokenWorker(): () => Promise<void> {
+  claims++;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    if (--claims === 0) await stopTokenWorker();
+  };
 }
 
 /**

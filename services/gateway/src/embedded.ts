@@ -20,6 +20,7 @@ import { Circuits, HOLD_CLOSE_RESERVE_MS, OpenHolds, type SpendDeps, spendPart, 
 import type { ServiceName } from '@gateway/topology';
 import type { RequestHandler } from 'express';
 import { createTextService, textService } from '@gateway/text';
+import { claimTokenWorker } from '@gateway/upstreams';
 import { mediaService, openMedia, s3OptionsOf } from '@gateway/media';
 import { inProcessMediaFiles, jobsService, openJobs } from '@gateway/jobs';
 import { createMcpService, mcpLimitsOf, mcpService } from '@gateway/mcp';
@@ -152,6 +153,7 @@ export async function startEmbedded(
   });
   keys = edge.keys;
 
+  let releaseTokenWorker: (() => Promise<void>) | undefined;
   const parts: Lifecycle[] = [
     {
       name: 'shared',
@@ -166,6 +168,16 @@ export async function startEmbedded(
         await billingDb.close();
         await mcpDb.close();
       },
+    },
+    {
+      name: 'token worker',
+      // The text routes count tokens in a worker thread (started on first use). Claimed once listening: a start that
+      // failed before (a port taken, which the tests retry) has nothing to release. Released after every drain, so
+      // after the cut streams' holds are closed with what they delivered: those were the last counts.
+      listening: () => {
+        releaseTokenWorker = claimTokenWorker();
+      },
+      close: async () => releaseTokenWorker?.(),
     },
     // It closes once jobs (whose outbox relay publishes what the last steps wrote) and mcp have drained, and before
     // billing closes: it delivers the settles still queued while billing is still consuming them.

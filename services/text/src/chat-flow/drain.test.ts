@@ -4,7 +4,7 @@ import { OpenHolds, closeHoldsBeforeBus } from '@gateway/spend';
 import { spendFixture, type FakeBilling, type SpendFixture } from '@gateway/spend/testing';
 import { fakeTextProtocol } from '@gateway/upstreams/testing';
 import { promptText } from '@gateway/pricing';
-import { countTokens } from '@gateway/upstreams';
+import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { mountChatCompletions } from '../chat-completions/handler';
 
 /**
@@ -15,6 +15,8 @@ import { mountChatCompletions } from '../chat-completions/handler';
 describe('a stream still open when the drain runs out', () => {
   let fx: SpendFixture;
   afterEach(() => fx?.close());
+  // As a server holds it: the counting thread ends with the suite, not left to the jest worker's exit.
+  afterAll(claimTokenWorker());
 
   it('is charged what it delivered, and the close is on the bus before the bus closes', async () => {
     fx = await spendFixture([{ id: 'acme/chat', endpoints: ['p1/chat'] }]);

@@ -3,7 +3,7 @@ import { formatUsd } from '@gateway/money';
 import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/testing';
 import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
 import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
-import { UpstreamError, countTokens } from '@gateway/upstreams';
+import { UpstreamError, claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
 import type { StreamClient } from './stream-client';
 
@@ -16,6 +16,8 @@ const chat = (slugs: string[], text = 'Hi', maxTokens?: number): ChatCall => ({ 
 describe('chat flow', () => {
   let fx: SpendFixture;
   afterEach(() => fx?.close());
+  // As a server holds it: the counting thread ends with the suite, not left to the jest worker's exit.
+  afterAll(claimTokenWorker());
 
   /** The flow's deps over the fixture, with every provider kind served by one fake upstream. */
   async function world(models: TestModel[], behaviours: Record<string, Behaviour>) {

@@ -1,5 +1,5 @@
 import { maxInputTokens } from '@gateway/pricing';
-import { countTokens } from '@gateway/upstreams';
+import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { validate } from '@gateway/service-kit';
 import { countedInputTokens } from './input-tokens';
 import { embeddingsBody, inputsOf, MAX_INPUTS } from './schema';
@@ -7,6 +7,8 @@ import { embeddingsBody, inputsOf, MAX_INPUTS } from './schema';
 const parse = (body: unknown) => validate(embeddingsBody, { model: 'm', ...(body as object) });
 
 describe('embeddings input', () => {
+  // As a server holds it: the counting thread ends with the suite, not left to the jest worker's exit.
+  afterAll(claimTokenWorker());
   it.each([
     ['a string', 'hello', ['hello']],
     ['a string array', ['a', 'b'], ['a', 'b']],
