@@ -79,8 +79,9 @@ export async function countTokensOfAll(texts: readonly string[]): Promise<number
 }
 
 /**
- * Starts the worker, which loads the encoder (over a second of CPU) on the other core: servers call it before they
- * listen, so no request waits for it. Tests and scripts skip it and start on first use.
+ * Starts the worker, which loads the encoder (over a second of CPU) on the other core. The fleet's text service calls
+ * it before it listens; the embedded gateway, lighter idle, when a stream opens, so that stream's first checkpoint
+ * does not wait for the load. Otherwise the first count starts it.
  */
 export function warmTokenizer(): void {
   tokenWorker();

@@ -4,7 +4,7 @@ import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
 import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
-import { countTokens, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
+import { countTokens, warmTokenizer, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { requestedCap, withOutputCap } from '../output-cap';
 import { generatedText } from './generated-text';
 import { withSseClient, type StreamClient } from './stream-client';
@@ -156,6 +156,9 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   paid.markFirstByte();
   client.open();
   sink.start(model, requestId);
+  // Its checkpoints count what it delivered: the encoder (loaded on first use, over a second) starts loading now, so
+  // the first checkpoint of the first stream after a start is not late by the load.
+  warmTokenizer();
 
   let delivered = '';
   let finishReason: string | null = null;
