@@ -14,7 +14,7 @@ import type { LoadResult, LoadSpec } from './load';
 import type { BenchOptions } from './options';
 import { cpuMs, freePortSet, ProcSampler, ROOT, rssKb, runJsonChild, spawnNode, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
-import { startUpstream, writeGatewayConfig } from './targets';
+import { benchAccount, startUpstream, writeGatewayConfig } from './targets';
 
 const IDLE_SETTLE_MS = 10_000;
 const IDLE_CPU_MS = 30_000;
@@ -60,20 +60,6 @@ async function startGateway(env: NodeJS.ProcessEnv): Promise<Started> {
   return { child, base: `http://127.0.0.1:${port}`, readyMs: performance.now() - t0 };
 }
 
-async function benchKey(base: string, adminToken: string): Promise<string> {
-  const admin = async (p: string, body: unknown) => {
-    const r = await fetch(`${base}${p}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!r.ok) throw new Error(`${p}: ${r.status} ${await r.text()}`);
-    return r.json();
-  };
-  const acct = await admin('/admin/v1/accounts', { credits: 1_000_000, rate_limit: { requests: 100_000_000, interval: '60s' } });
-  return (await admin(`/admin/v1/accounts/${acct.data.account_id}/keys`, { label: 'bench' })).data.key;
-}
-
 async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: string) => void): Promise<StartupRun> {
   const first = await startGateway(env);
   const pid = first.child.pid!;
@@ -89,7 +75,7 @@ async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: strin
   log(`restart ready in ${Math.round(again.readyMs)} ms; chat at ${opts.connections} connections for ${opts.seconds} s`);
   const sampler = new ProcSampler([again.child.pid!]).start();
   try {
-    const key = await benchKey(again.base, env.GATEWAY_ADMIN_TOKEN!);
+    const key = await benchAccount(again.base, env.GATEWAY_ADMIN_TOKEN!);
     const chat = SCENARIOS.find((s) => s.name === 'chat')!.gateway as { method: 'POST'; path: string; body: unknown };
     const load = await runJsonChild<LoadResult>('load.ts', {
       url: `${again.base}${chat.path}`,

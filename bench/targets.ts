@@ -95,7 +95,8 @@ export async function startPortkey(upstreamUrl: string): Promise<Target> {
   };
 }
 
-async function benchAccount(base: string, adminToken: string): Promise<string> {
+/** A funded account with a key for the bench's calls, made through the admin API: its key. */
+export async function benchAccount(base: string, adminToken: string): Promise<string> {
   const admin = async (p: string, body: unknown) => {
     const r = await fetch(`${base}${p}`, {
       method: 'POST',

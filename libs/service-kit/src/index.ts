@@ -13,7 +13,16 @@ export {
   type AppListener,
   type OpsAppOptions,
 } from './app';
-export { CLOSE_RESERVE_MS, DEFAULT_DRAIN_TIMEOUT_MS, serve, serveFleetProcess, type ListenEnv, type Served, type ServeOptions } from './serve';
+export {
+  CLOSE_RESERVE_MS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  listenOptionsOf,
+  serve,
+  serveFleetProcess,
+  type ListenEnv,
+  type Served,
+  type ServeOptions,
+} from './serve';
 export type { Dependencies } from './dependencies';
 export { validate, checkJsonBody } from './validate';
 export { jsonBody } from './json-body';

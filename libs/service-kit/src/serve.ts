@@ -220,6 +220,23 @@ export interface ListenEnv {
   DRAIN_TIMEOUT_MS?: number;
 }
 
+/** The listener settings both run modes read from the environment; `publicListener` for the one clients reach. */
+export function listenOptionsOf(
+  env: ListenEnv,
+  publicListener: boolean,
+): Pick<ServeOptions, 'port' | 'host' | 'metricsPort' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections' | 'drainTimeoutMs' | 'public'> {
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    metricsPort: env.METRICS_PORT,
+    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    maxConnections: env.HTTP_MAX_CONNECTIONS,
+    drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
+    public: publicListener ? { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS } : undefined,
+  };
+}
+
 /**
  * A fleet process's listeners, as every service's main.ts opens them: its app on PORT, probes and metrics on
  * METRICS_PORT, and a log line saying where; `stop` drains it.
@@ -229,17 +246,8 @@ export async function serveFleetProcess(
   env: ListenEnv,
   opts: Omit<ServeOptions, 'port' | 'host' | 'metricsPort' | 'public'> & { extra?: Record<string, unknown>; public?: boolean },
 ): Promise<Served> {
-  const served = await serve(app, {
-    ...opts,
-    port: env.PORT,
-    host: env.HOST,
-    metricsPort: env.METRICS_PORT,
-    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
-    maxConnections: env.HTTP_MAX_CONNECTIONS,
-    drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
-    public: opts.public ? { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS } : undefined,
-  });
+  const { public: isPublic = false, ...rest } = opts;
+  const served = await serve(app, { ...rest, ...listenOptionsOf(env, isPublic) });
   opts.logger.info({ port: served.port, metricsPort: served.metricsPort, ...opts.extra }, `${opts.service} listening`);
   return served;
 }

@@ -11,6 +11,7 @@ import {
   type GatewayService,
   inStartOrder,
   type Lifecycle,
+  listenOptionsOf,
   serve,
   startAndServe,
   type Logger,
@@ -200,14 +201,7 @@ export async function startEmbedded(
     listen: (hooks) =>
       serve(edge.listener, {
         service: 'gateway',
-        port: env.PORT,
-        host: env.HOST,
-        metricsPort: env.METRICS_PORT,
-        headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
-        requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
-        maxConnections: env.HTTP_MAX_CONNECTIONS,
-        drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
-        public: { maxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS },
+        ...listenOptionsOf(env, true),
         logger,
         metrics,
         drainReserveMs: HOLD_CLOSE_RESERVE_MS,
