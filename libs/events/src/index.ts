@@ -104,6 +104,11 @@ export const holdRecordSchema = z.object({
   streamed: z.boolean(),
   /** When the request began, for the latency figures. */
   started_at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 time'),
+  /**
+   * The client's provider preferences, so a process that makes the call later (a job's worker) routes as the client
+   * asked; checked again by @gateway/spend when read back (providerPreferencesSchema in @gateway/config).
+   */
+  provider: z.record(z.string(), z.unknown()).optional(),
 });
 export type HoldRecordJson = z.infer<typeof holdRecordSchema>;
 
