@@ -44,7 +44,7 @@ export const providerPreferencesSchema = z.strictObject(
       .strictObject({ prompt: ceiling.optional(), completion: ceiling.optional(), request: ceiling.optional(), image: ceiling.optional() })
       .optional(),
   },
-  'provider must be an object',
+  { error: (issue) => (issue.code === 'invalid_type' ? 'provider must be an object' : undefined) },
 );
 
 export type ProviderPreferences = z.infer<typeof providerPreferencesSchema>;
