@@ -50,6 +50,8 @@ export const usageRecordSchema = z.object({
   generation_time: z.number().int().nonnegative(),
   attempts: z.number().int().nonnegative(),
   fallback_used: z.boolean(),
+  /** The provider id of the endpoint that answered; absent when none did (or from a process older than it). */
+  provider: z.string().min(1).nullable().optional(),
   origin: z.string().default(''),
   /** The request finished at this time (ISO). */
   finished_at: z.string(),

@@ -235,7 +235,13 @@ export class PaidCall {
   }
 
   private facts(): CallFacts {
-    return { model: this.answeredBy?.config.id, attempts: this.attempts, fallbackUsed: this.fallbackUsed, firstByteAt: this.firstByteAt };
+    return {
+      model: this.answeredBy?.config.id,
+      attempts: this.attempts,
+      fallbackUsed: this.fallbackUsed,
+      firstByteAt: this.firstByteAt,
+      provider: this.answeredAt?.endpoint.provider.id,
+    };
   }
 }
 
