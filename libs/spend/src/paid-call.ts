@@ -53,6 +53,7 @@ export class PaidCall {
   private firstByteAt: number | undefined;
   private answeredBy: ResolvedModel | undefined;
   private answeredAt: { endpoint: ResolvedEndpoint; startedAt: number } | undefined;
+  private answers = 0;
   private readonly closer: HoldCloser;
   private nextCheckpointAt = 0;
   private checkpointing = false;
@@ -149,6 +150,7 @@ export class PaidCall {
           count(this.deps.metrics, 'attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
           this.answeredAt = { endpoint, startedAt: attemptStart };
+          this.answers += 1;
           if (tried > 1) this.fallbackUsed = true;
           return { result, model, endpoint };
         } catch (e) {
@@ -217,7 +219,8 @@ export class PaidCall {
 
   /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
   settle(usage: Usage): Promise<string> {
-    if (this.answeredAt) {
+    // A batch's tokens came from several calls, perhaps on several endpoints: no one endpoint's speed.
+    if (this.answeredAt && this.answers === 1) {
       const { endpoint, startedAt } = this.answeredAt;
       this.deps.circuits.speed.throughput(endpoint.key, usage.tokensCompletion, Date.now() - startedAt);
     }
