@@ -2,7 +2,17 @@ import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { TEXT_PRICE } from './support/config';
 import { textCost } from './support/money';
-import { type Mode, type TestGateway, EVENTS_FLEET, closedHold, generationOf, holdCount, usageRecord, useGatewaySuite } from './support/harness';
+import {
+  type Mode,
+  type TestGateway,
+  EVENTS_FLEET,
+  closedHold,
+  generationOf,
+  holdCount,
+  settled,
+  usageRecord,
+  useGatewaySuite,
+} from './support/harness';
 
 const modes: Mode[] = ['embedded', EVENTS_FLEET];
 const PROVIDERS = ['east', 'west', 'north'] as const;
@@ -115,6 +125,8 @@ describe.each(modes)('provider preferences through the %s gateway', (mode) => {
     before = calls();
     const { response } = await chat('pp/east-fails', {});
     expect(callsSince(before)).toEqual({ east: 1, west: 1, north: 0 });
+    // The record is written when billing applies the settle, which travels over the bus after the answer.
+    await settled(gw, acct.accountId);
     expect(await generationOf(gw, acct.key, response.headers.get('x-gateway-request-id'))).toMatchObject({
       provider: 'west',
       attempts: 2,
