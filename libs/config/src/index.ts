@@ -8,7 +8,9 @@ export {
   parseDuration,
   resolutionKey,
   MODALITIES,
+  ROUTING_STRATEGIES,
 } from './schema';
+export { providerPreferencesSchema, type ProviderPreferences } from './provider-preferences';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
 export { loadFleetConfig } from './fleet-config';

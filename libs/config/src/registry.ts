@@ -6,6 +6,8 @@ export interface ResolvedEndpoint {
   key: string;
   provider: ProviderConfig;
   upstreamModel: string;
+  /** Its share under `routing: weighted`; absent is 1. */
+  weight?: number;
 }
 
 export interface ResolvedModel {
@@ -51,7 +53,12 @@ export function buildRegistry(config: GatewayConfig): ModelRegistry {
         character: parseRate(p.character ?? '0'),
         second: parseRate(p.second ?? '0'),
       },
-      endpoints: m.endpoints.map((e) => ({ key: `${e.provider}/${e.model}`, provider: providerOf(m.id, e.provider), upstreamModel: e.model })),
+      endpoints: m.endpoints.map((e) => ({
+        key: `${e.provider}/${e.model}`,
+        provider: providerOf(m.id, e.provider),
+        upstreamModel: e.model,
+        weight: e.weight,
+      })),
     });
   }
   const list = [...models.values()];

@@ -38,6 +38,9 @@ const pricingSchema = z.strictObject({
   second: usd.optional(),
 });
 
+/** How a model's endpoints are ordered for each call (model `routing`). */
+export const ROUTING_STRATEGIES = ['in_order', 'lowest_latency', 'weighted'] as const;
+
 /** What a model may read (`input_modalities`); what it writes follows from its category. */
 export const MODALITIES = ['text', 'image', 'audio', 'video', 'file'] as const;
 
@@ -76,7 +79,22 @@ const modelSchema = z.strictObject({
   input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
   /** Addition (video): seconds a job is held for when its submit names no `duration`; default 10. */
   default_duration: z.number().min(1).max(600).optional(),
-  endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
+  /**
+   * Addition: how the endpoints are tried. `in_order` (default): as listed. `lowest_latency`: the fastest to answer
+   * first, by this process's recent calls (an endpoint not yet measured goes first, so it gets measured).
+   * `weighted`: a random order drawn by each endpoint's `weight`, so traffic splits in those proportions.
+   */
+  routing: z.enum(ROUTING_STRATEGIES).optional(),
+  endpoints: z
+    .array(
+      z.strictObject({
+        provider: z.string().min(1),
+        model: z.string().min(1),
+        /** Addition: this endpoint's share under `routing: weighted`; default 1. */
+        weight: z.number().int().positive().max(1_000_000).optional(),
+      }),
+    )
+    .min(1),
 });
 
 export const configSchema = z
@@ -181,6 +199,12 @@ export const configSchema = z
         if (!providers.has(e.provider))
           ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `unknown provider "${e.provider}"` });
       });
+      // A weight anywhere else would be silently ignored: the operator meant `routing: weighted`.
+      if (m.routing !== 'weighted')
+        m.endpoints.forEach((e, j) => {
+          if (e.weight !== undefined)
+            ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'weight'], message: 'only with routing: weighted' });
+        });
       if (m.category === 'text' && !m.max_output_tokens)
         ctx.addIssue({ code: 'custom', path: ['models', i, 'max_output_tokens'], message: 'required for text models (it bounds the hold)' });
       const byResolution = Object.keys(m.pricing.image_by_resolution ?? {});

@@ -50,6 +50,8 @@ export const usageRecordSchema = z.object({
   generation_time: z.number().int().nonnegative(),
   attempts: z.number().int().nonnegative(),
   fallback_used: z.boolean(),
+  /** The provider id of the endpoint that answered; absent when none did (or from a process older than it). */
+  provider: z.string().min(1).nullable().optional(),
   origin: z.string().default(''),
   /** The request finished at this time (ISO). */
   finished_at: z.string(),
@@ -104,6 +106,11 @@ export const holdRecordSchema = z.object({
   streamed: z.boolean(),
   /** When the request began, for the latency figures. */
   started_at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 time'),
+  /**
+   * The client's provider preferences, so a process that makes the call later (a job's worker) routes as the client
+   * asked; checked again by @gateway/spend when read back (providerPreferencesSchema in @gateway/config).
+   */
+  provider: z.record(z.string(), z.unknown()).optional(),
 });
 export type HoldRecordJson = z.infer<typeof holdRecordSchema>;
 

@@ -22,8 +22,15 @@ function parseScaled(value: string, digits: number): bigint {
   return sign ? -scaled : scaled;
 }
 
-/** A decimal string ("0.000002") to an exact per-unit rate in atto-USD. */
-export function parseRate(value: string): bigint {
+/**
+ * A decimal string ("0.000002") to an exact per-unit rate in atto-USD; a JSON number is read by its shortest
+ * decimal form ("2e-6" is 0.000002), never by its binary value.
+ */
+export function parseRate(value: string | number): bigint {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError('rate must be finite');
+    return parseScaled(withoutExponent(String(value)), ATTO_DIGITS);
+  }
   return parseScaled(value, ATTO_DIGITS);
 }
 

@@ -1,3 +1,5 @@
+import { EndpointSpeed } from './endpoint-speed';
+
 /**
  * Per-endpoint circuit breakers. After `threshold` failures in a row an endpoint is skipped for `openMs`;
  * then one trial call is let through (half-open) and its outcome closes or re-opens the circuit.
@@ -19,6 +21,8 @@ export interface EndpointTally {
 }
 
 export class Circuits {
+  /** Recent speed per endpoint, fed by the same outcomes: what routing sorts by. */
+  readonly speed = new EndpointSpeed();
   private readonly byEndpoint = new Map<string, { failures: number; openedAt: number | null; trial: boolean }>();
   private tallies = new Map<string, EndpointTally>();
 
@@ -55,6 +59,7 @@ export class Circuits {
     const t = this.tally(endpoint);
     t.attempts += 1;
     t.latencyMsSum += latencyMs ?? 0;
+    if (latencyMs !== undefined) this.speed.latency(endpoint, latencyMs);
   }
 
   failure(endpoint: string): void {

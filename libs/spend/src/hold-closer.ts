@@ -41,6 +41,8 @@ export interface CallFacts {
   fallbackUsed?: boolean;
   /** epoch ms of the upstream's first byte; without it latency is the whole generation time. */
   firstByteAt?: number;
+  /** The provider id of the endpoint that answered. */
+  provider?: string;
 }
 
 type RecordFields = Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'> &
@@ -168,6 +170,7 @@ export class HoldCloser {
       generation_time: Math.max(0, now - hold.startedAt),
       attempts,
       fallback_used: facts.fallbackUsed ?? attempts > 1,
+      provider: facts.provider ?? null,
       origin: '',
       finished_at: new Date(now).toISOString(),
       usage_estimated: false,

@@ -1,3 +1,4 @@
+import { type ProviderPreferences, providerPreferencesSchema } from '@gateway/config';
 import { holdRecordSchema, type HoldRecordJson } from '@gateway/events';
 
 /**
@@ -16,6 +17,8 @@ export interface HoldRecord {
   readonly streamed: boolean;
   /** epoch ms when the request began. */
   readonly startedAt: number;
+  /** The client's provider preferences, for whatever process makes the call. */
+  readonly provider?: ProviderPreferences;
 }
 
 /** The JSON form (`holdRecordSchema` in @gateway/events): the amount as a decimal string, since JSON has no bigint. */
@@ -30,6 +33,7 @@ export function holdRecordToJSON(r: HoldRecord): HoldRecordJson {
     model: r.model,
     streamed: r.streamed,
     started_at: new Date(r.startedAt).toISOString(),
+    ...(r.provider ? { provider: r.provider } : {}),
   };
 }
 
@@ -46,5 +50,6 @@ export function holdRecordFromJSON(json: unknown): HoldRecord {
     model: j.model,
     streamed: j.streamed,
     startedAt: Date.parse(j.started_at),
+    ...(j.provider ? { provider: providerPreferencesSchema.parse(j.provider) } : {}),
   };
 }

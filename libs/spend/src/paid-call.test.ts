@@ -1,4 +1,5 @@
 import { GatewayError } from '@gateway/errors';
+import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
 import { PaidCall } from './paid-call';
 import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
 import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from './testing';
@@ -66,7 +67,7 @@ describe('PaidCall', () => {
     await paid.settle(usage(100n));
     await fx.billing.delivered();
     expect(fx.billing.closes).toMatchObject([
-      { outcome: 'settle', charge_nano: '100', record: { model: 'acme/b', attempts: 3, fallback_used: true } },
+      { outcome: 'settle', charge_nano: '100', record: { model: 'acme/b', attempts: 3, fallback_used: true, provider: 'p1' } },
     ]);
   });
 
@@ -199,5 +200,52 @@ describe('PaidCall', () => {
     await expect(begun).rejects.toBeInstanceOf(GatewayError);
     await expect(begun).rejects.toMatchObject({ code: 'model_unavailable' });
     expect(fx.billing.requests).toEqual([]);
+  });
+
+  describe('with provider preferences', () => {
+    const begin = (slugs: string[], provider: Parameters<typeof PaidCall.begin>[1]['provider'], worst: Record<string, bigint> = {}) =>
+      PaidCall.begin(fx.deps, {
+        ctx: testContext(),
+        category: 'text',
+        slugs,
+        streamed: false,
+        provider,
+        worstCase: (m) => worst[m.config.id] ?? 10n,
+      });
+
+    it('holds for the models the preferences leave, and tries only their allowed endpoints', async () => {
+      await world([
+        { id: 'acme/dear', endpoints: ['p1/dear'], prompt: '0.00001' },
+        { id: 'acme/a', endpoints: ['p1/a', 'p2/a', 'p3/a'] },
+      ]);
+      const paid = await begin(['acme/dear', 'acme/a'], { max_price: { prompt: '0.000001' }, ignore: ['p1'], order: ['p3'] }, { 'acme/dear': 99n });
+      expect(fx.billing.requests.map((r) => [r.amountNano, r.model])).toEqual([[10n, 'acme/a']]);
+      const upstream = fakeTextProtocol({ 'p3/a': fails(503), 'p2/a': answers('from p2') });
+      await paid.call((_m, ep) => upstream.protocol.chat(ep, { messages: [] }, { signal: new AbortController().signal, requestId: 'r' }));
+      expect(upstream.calls.map((c) => c.endpoint)).toEqual(['p3/a', 'p2/a']);
+      await paid.settle(usage(5n));
+      await fx.billing.delivered();
+      expect(fx.billing.closes).toMatchObject([{ outcome: 'settle', record: { provider: 'p2', attempts: 2, fallback_used: true } }]);
+    });
+
+    it('refuses before any hold when nothing is left', async () => {
+      await world([{ id: 'acme/a', endpoints: ['p1/a'], prompt: '0.00001' }]);
+      await expect(begin(['acme/a'], { only: ['p9'] })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(begin(['acme/a'], { max_price: { prompt: 0.000001 } })).rejects.toMatchObject({ code: 'invalid_request' });
+      expect(fx.billing.requests).toEqual([]);
+    });
+
+    it('keeps the preferences with the hold record, so a resumed call routes as the client asked', async () => {
+      await world([{ id: 'acme/a', endpoints: ['p1/a', 'p2/a'] }]);
+      const paid = await begin(['acme/a'], { only: ['p2'] });
+      const record = holdRecordFromJSON(JSON.parse(JSON.stringify(holdRecordToJSON(paid.record))));
+      expect(record.provider).toEqual({ only: ['p2'] });
+      const resumed = PaidCall.resume(fx.deps, { ctx: testContext(), category: 'text', slugs: ['acme/a'], streamed: false }, record);
+      const upstream = fakeTextProtocol({ 'p1/a': answers('from p1'), 'p2/a': answers('from p2') });
+      await resumed.call((_m, ep) => upstream.protocol.chat(ep, { messages: [] }, { signal: new AbortController().signal, requestId: 'r' }));
+      expect(upstream.calls.map((c) => c.endpoint)).toEqual(['p2/a']);
+      await resumed.release('test');
+      await paid.release('test');
+    });
   });
 });

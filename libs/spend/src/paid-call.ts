@@ -1,5 +1,5 @@
 import type { BillingPort } from '@gateway/billing-client';
-import type { ModelConfig, ModelRegistry, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import type { ModelConfig, ModelRegistry, ProviderPreferences, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { type UpstreamError, classify } from '@gateway/upstreams';
@@ -8,6 +8,7 @@ import { refuseOtherCategory } from './category';
 import { count } from './counters';
 import { HoldCloser, type CallFacts, type CloseDeps, type Usage } from './hold-closer';
 import type { HoldRecord } from './hold-record';
+import { type PlannedModel, planRoute } from './route-plan';
 
 export interface SpendDeps extends CloseDeps {
   registry: ModelRegistry;
@@ -17,6 +18,8 @@ export interface SpendDeps extends CloseDeps {
   holdTtlMs?: number;
   /** How often a stream tells billing what it has delivered so far (PaidCall.progress); 5 seconds. */
   checkpointEveryMs?: number;
+  /** Draws `routing: weighted` orders; Math.random unless a test pins it. */
+  random?: () => number;
 }
 
 const CHECKPOINT_EVERY_MS = 5_000;
@@ -27,6 +30,8 @@ export interface PaidCallSpec {
   /** The requested model, then the `models` fallbacks, in order. */
   slugs: string[];
   streamed: boolean;
+  /** The client's `provider` preferences, validated at the route (providerPreferencesSchema). */
+  provider?: ProviderPreferences;
   /** Worst-case charge of this request on one model, in nano-USD. */
   worstCase(model: ResolvedModel): bigint;
 }
@@ -47,6 +52,8 @@ export class PaidCall {
   private fallbackUsed = false;
   private firstByteAt: number | undefined;
   private answeredBy: ResolvedModel | undefined;
+  private answeredAt: { endpoint: ResolvedEndpoint; startedAt: number } | undefined;
+  private answers = 0;
   private readonly closer: HoldCloser;
   private nextCheckpointAt = 0;
   private checkpointing = false;
@@ -54,7 +61,8 @@ export class PaidCall {
   private constructor(
     private readonly deps: SpendDeps,
     private readonly spec: PaidCallSpec,
-    readonly candidates: ResolvedModel[],
+    /** The models and endpoints this request may try, in order (route-plan.ts). */
+    private readonly plan: PlannedModel[],
     /** The hold as plain data: hand it to another process (holdRecordToJSON) and a HoldCloser there can close it. */
     readonly record: HoldRecord,
   ) {
@@ -62,15 +70,22 @@ export class PaidCall {
     this.closer = new HoldCloser(deps, record, { republish: true });
   }
 
+  /** The models that may answer, in the order they are tried. */
+  get candidates(): ResolvedModel[] {
+    return this.plan.map((p) => p.model);
+  }
+
   /**
-   * Resolves the models and places the hold; throws 400 invalid_request (a model of another category),
-   * 409 model_unavailable or 402 before anything is routed.
+   * Resolves the models, plans the route and places the hold; throws 400 invalid_request (a model of another
+   * category, provider preferences that exclude everything or a model above provider.max_price),
+   * 409 model_unavailable or 402 before anything is held or routed.
    */
   static async begin(deps: SpendDeps, spec: PaidCallSpec): Promise<PaidCall> {
     // Every named model, fallbacks too: one of another category can never serve this route, so it is the client's
     // mistake (400) whatever else is servable, the same answer on every route (category.ts).
     for (const slug of spec.slugs) refuseOtherCategory(deps.registry, slug, spec.category, spec.ctx.route ?? 'this route');
-    const candidates = resolveCandidates(deps, spec);
+    const plan = planOf(deps, spec);
+    const candidates = plan.map((p) => p.model);
     // Any candidate may end up answering, so the hold must cover the dearest of them (a loop: Math.max refuses bigints).
     let amount = 0n;
     for (const m of candidates) {
@@ -89,7 +104,7 @@ export class PaidCall {
       ttlMs: deps.holdTtlMs ?? 15 * 60_000,
     });
     deps.openHolds?.add(hold.holdId);
-    return new PaidCall(deps, spec, candidates, {
+    return new PaidCall(deps, spec, plan, {
       holdId: hold.holdId,
       accountId: ctx.accountId,
       keyId: ctx.keyId,
@@ -100,6 +115,7 @@ export class PaidCall {
       model,
       streamed: spec.streamed,
       startedAt: ctx.startedAt,
+      ...(spec.provider ? { provider: spec.provider } : {}),
     });
   }
 
@@ -108,18 +124,20 @@ export class PaidCall {
    * failover and the same closing, without placing anything. Throws 409 model_unavailable while nothing can serve.
    */
   static resume(deps: SpendDeps, spec: Omit<PaidCallSpec, 'worstCase'>, record: HoldRecord): PaidCall {
-    return new PaidCall(deps, { ...spec, worstCase: () => record.amountNano }, resolveCandidates(deps, spec), record);
+    // The preferences travel with the hold: the process that placed it validated them against the client's request.
+    const routed = { ...spec, provider: spec.provider ?? record.provider };
+    return new PaidCall(deps, { ...routed, worstCase: () => record.amountNano }, planOf(deps, routed), record);
   }
 
   /**
-   * Tries each candidate's endpoints in order. An endpoint that fails before answering (connect error, timeout,
+   * Tries the planned endpoints in order (route-plan.ts). An endpoint that fails before answering (connect error, timeout,
    * 429, 5xx) hands over to the next; the client's own 4xx stops the search. On total failure the hold is released.
    */
   async call<T>(attempt: (model: ResolvedModel, endpoint: ResolvedEndpoint) => Promise<T>, clientSignal?: AbortSignal): Promise<Answer<T>> {
     let last: UpstreamError | undefined;
     let tried = 0;
-    for (const model of this.candidates) {
-      for (const endpoint of model.endpoints) {
+    for (const { model, endpoints } of this.plan) {
+      for (const endpoint of endpoints) {
         if (!this.deps.circuits.allow(endpoint.key)) continue;
         this.attempts += 1;
         tried += 1;
@@ -131,6 +149,8 @@ export class PaidCall {
           this.deps.circuits.success(endpoint.key, this.firstByteAt - attemptStart);
           count(this.deps.metrics, 'attempt', { endpoint: endpoint.key, outcome: 'ok' });
           this.answeredBy = model;
+          this.answeredAt = { endpoint, startedAt: attemptStart };
+          this.answers += 1;
           if (tried > 1) this.fallbackUsed = true;
           return { result, model, endpoint };
         } catch (e) {
@@ -199,6 +219,11 @@ export class PaidCall {
 
   /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
   settle(usage: Usage): Promise<string> {
+    // A batch's tokens came from several calls, perhaps on several endpoints: no one endpoint's speed.
+    if (this.answeredAt && this.answers === 1) {
+      const { endpoint, startedAt } = this.answeredAt;
+      this.deps.circuits.speed.throughput(endpoint.key, usage.tokensCompletion, Date.now() - startedAt);
+    }
     return this.closer.settle(usage, this.facts());
   }
 
@@ -213,8 +238,26 @@ export class PaidCall {
   }
 
   private facts(): CallFacts {
-    return { model: this.answeredBy?.config.id, attempts: this.attempts, fallbackUsed: this.fallbackUsed, firstByteAt: this.firstByteAt };
+    return {
+      model: this.answeredBy?.config.id,
+      attempts: this.attempts,
+      fallbackUsed: this.fallbackUsed,
+      firstByteAt: this.firstByteAt,
+      provider: this.answeredAt?.endpoint.provider.id,
+    };
   }
+}
+
+/** The servable models, then the client's provider preferences and the circuits over their endpoints. */
+function planOf(deps: SpendDeps, spec: Pick<PaidCallSpec, 'slugs' | 'category' | 'provider'>): PlannedModel[] {
+  const { circuits } = deps;
+  return planRoute({
+    models: resolveCandidates(deps, spec),
+    prefs: spec.provider,
+    healthy: (key) => circuits.isAvailable(key),
+    speed: (key) => circuits.speed.of(key),
+    random: deps.random ?? Math.random,
+  });
 }
 
 function resolveCandidates(deps: SpendDeps, spec: Pick<PaidCallSpec, 'slugs' | 'category'>): ResolvedModel[] {
@@ -229,7 +272,6 @@ function resolveCandidates(deps: SpendDeps, spec: Pick<PaidCallSpec, 'slugs' | '
     // begin() refused this already; a job resumed after the operator recategorised its model lands here.
     else if (m.config.category !== spec.category) reason ||= `Model ${slug} is a ${m.config.category} model and cannot serve this route`;
     else if (m.config.status !== 'available') reason ||= `Model ${slug} is coming soon and cannot be served yet`;
-    else if (!m.endpoints.some((e) => deps.circuits.isAvailable(e.key))) reason ||= `Model ${slug} has no healthy upstream right now`;
     else servable.push(m);
   }
   if (servable.length === 0) throw new GatewayError('model_unavailable', reason || 'No model was requested');

@@ -35,5 +35,7 @@ export async function generationRecord(db: Db, accountId: string, requestId: str
     error_code: r.error_code ?? null,
     attempts: r.attempts,
     fallback_used: r.fallback_used,
+    // Addition: the provider id of the endpoint that served the call; null when none did or the record predates it.
+    provider: r.provider ?? null,
   };
 }

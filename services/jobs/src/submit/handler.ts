@@ -81,6 +81,7 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
       category: 'video',
       slugs: [slug],
       streamed: false,
+      provider: body.provider,
       worstCase: (m) => videoWorstCase(m, body.n, body.duration),
     });
     try {

@@ -118,7 +118,7 @@ async function finishFromResult(
   ticket: QueueTicket,
   signal: AbortSignal,
 ): Promise<void> {
-  const facts = { model: job.model, attempts: 1, fallbackUsed: false };
+  const facts = { model: job.model, attempts: 1, fallbackUsed: false, provider: endpoint.provider.id };
   let result: Record<string, unknown>;
   try {
     result = await protocol.result(endpoint, ticket, { signal });

@@ -31,6 +31,7 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
       category: 'image',
       slugs: [body.model],
       streamed: false,
+      provider: body.provider,
       worstCase: (m) => imageWorstCase(m, body.n, shape.resolution),
     });
     // A client gone before the answer: the upstream call stops and nothing is charged.

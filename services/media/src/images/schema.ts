@@ -1,3 +1,4 @@
+import { providerPreferencesSchema } from '@gateway/config';
 import { z } from 'zod';
 
 /** The contract's bounds (Limits): prompt length in characters, images per request. */
@@ -37,17 +38,22 @@ export const imagesBody = z
     reference_urls: z.array(httpUrl).max(MAX_REFERENCE_URLS).optional(),
     response_format: z.literal('url', 'only "url": generated images are answered as URLs under /v1/files').optional(),
     stream: z.literal(false, 'streamed image generation is not offered: the answer comes once every image exists').optional(),
+    /** The gateway's routing preferences (OpenRouter's `provider`): read here, never forwarded in `extra`. */
+    provider: providerPreferencesSchema.optional(),
   })
-  .transform(({ model, prompt, n, size, aspect_ratio, resolution, quality, reference_urls, response_format: _f, stream: _s, ...extra }) => ({
-    model,
-    prompt,
-    n,
-    size,
-    aspect_ratio,
-    resolution,
-    quality,
-    reference_urls,
-    extra,
-  }));
+  .transform(
+    ({ model, prompt, n, size, aspect_ratio, resolution, quality, reference_urls, response_format: _f, stream: _s, provider, ...extra }) => ({
+      model,
+      prompt,
+      n,
+      size,
+      aspect_ratio,
+      resolution,
+      quality,
+      reference_urls,
+      provider,
+      extra,
+    }),
+  );
 
 export type ImagesBody = z.output<typeof imagesBody>;

@@ -1,3 +1,4 @@
+import type { ProviderPreferences } from '@gateway/config';
 import { formatUsd } from '@gateway/money';
 import { speechCharge } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
@@ -8,6 +9,8 @@ import type { AudioClient } from './audio-client';
 
 export interface SpeechCall {
   slug: string;
+  /** The client's provider preferences. */
+  provider?: ProviderPreferences;
   request: SpeechRequest;
 }
 
@@ -27,6 +30,7 @@ export async function runSpeech(ctx: RequestContext, deps: AudioDeps<SpeechProto
     ctx,
     category: 'audio',
     slugs: [call.slug],
+    provider: call.provider,
     streamed: true,
     worstCase: (m) => speechCharge(m, call.request.input),
   });

@@ -1,3 +1,4 @@
+import type { ProviderPreferences } from '@gateway/config';
 import type { Request, RequestHandler, Router } from 'express';
 import { jsonBody, contextOf, validate } from '@gateway/service-kit';
 import type { TranscriptionProtocol } from '@gateway/upstreams';
@@ -21,6 +22,7 @@ interface Asked {
   language?: string;
   response_format: 'json' | 'text' | 'srt' | 'verbose_json' | 'vtt';
   timestamp_granularities?: Array<'word' | 'segment'>;
+  provider?: ProviderPreferences;
 }
 
 /** The contract's JSON body, or OpenAI's multipart upload (what its clients send), read and validated alike. */
@@ -54,7 +56,7 @@ export function mountTranscriptions(r: Router, deps: AudioDeps<TranscriptionProt
       timestampGranularities: asked.timestamp_granularities,
       measuredSeconds,
     };
-    const { result, cost } = await runTranscription(contextOf(req), deps, { slug: asked.model, request, measuredSeconds });
+    const { result, cost } = await runTranscription(contextOf(req), deps, { slug: asked.model, provider: asked.provider, request, measuredSeconds });
     res.status(200);
     res.setHeader('content-type', result.contentType);
     res.setHeader('x-gateway-cost', cost);

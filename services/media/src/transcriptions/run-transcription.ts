@@ -1,3 +1,4 @@
+import type { ProviderPreferences } from '@gateway/config';
 import { transcriptionCharge } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded } from '@gateway/spend';
@@ -6,6 +7,8 @@ import { type AudioDeps, protocolAt } from '../audio-models';
 
 export interface TranscriptionCall {
   slug: string;
+  /** The client's provider preferences. */
+  provider?: ProviderPreferences;
   request: TranscriptionRequest;
   /** The upload's duration as the gateway measured it, before the call. */
   measuredSeconds: number;
@@ -31,6 +34,7 @@ export async function runTranscription(
     ctx,
     category: 'audio',
     slugs: [call.slug],
+    provider: call.provider,
     streamed: false,
     worstCase: (m) => transcriptionCharge(m, call.measuredSeconds),
   });

@@ -12,6 +12,7 @@ export function mountChatCompletions(r: PostRoutes, deps: TextDeps): void {
       slugs: [body.model, ...(body.models ?? [])],
       body: upstreamBody(body),
       stream: body.stream === true,
+      provider: body.provider,
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);

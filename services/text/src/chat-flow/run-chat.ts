@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { ProviderConfig, ResolvedModel } from '@gateway/config';
+import type { ProviderConfig, ProviderPreferences, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
@@ -23,6 +23,8 @@ export interface ChatCall {
    */
   body: Record<string, unknown> & { messages: Array<{ role: string; content?: unknown }> };
   stream: boolean;
+  /** The client's provider preferences: which endpoints may serve, in which order. */
+  provider?: ProviderPreferences;
 }
 
 export interface ChatUsageFigures {
@@ -59,7 +61,14 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
 }
 
 /** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
-async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodies: ChatCall['body'][], streamed: boolean): Promise<PaidCall> {
+async function begin(
+  ctx: RequestContext,
+  deps: TextDeps,
+  slugs: string[],
+  bodies: ChatCall['body'][],
+  streamed: boolean,
+  provider: ProviderPreferences | undefined,
+): Promise<PaidCall> {
   // `n` choices may each run to the output cap, so the worst case counts every one of them.
   const prompts = bodies.map((b) => ({
     text: promptText(b),
@@ -72,13 +81,14 @@ async function begin(ctx: RequestContext, deps: TextDeps, slugs: string[], bodie
     category: 'text',
     slugs,
     streamed,
+    provider,
     worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, p.requested, p.choices), 0n),
   });
 }
 
 /** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
 export async function completeChat(ctx: RequestContext, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
-  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body]);
+  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body], call.provider);
   return outcomes[0];
 }
 
@@ -93,8 +103,9 @@ export async function completeChats(
   deps: TextDeps,
   slugs: string[],
   bodies: ChatCall['body'][],
+  provider?: ProviderPreferences,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const paid = await begin(ctx, deps, slugs, bodies, false);
+  const paid = await begin(ctx, deps, slugs, bodies, false, provider);
   const { requestId } = ctx;
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> =
@@ -140,7 +151,7 @@ export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, c
  * (counted); nothing if none was delivered.
  */
 export async function runChatStream(ctx: RequestContext, client: StreamClient, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
-  const paid = await begin(ctx, deps, call.slugs, [call.body], true);
+  const paid = await begin(ctx, deps, call.slugs, [call.body], true, call.provider);
   const { requestId } = ctx;
   const { result, model } = await guarded(paid, () =>
     paid.call(async (m, ep) => {

@@ -25,6 +25,7 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
         deps,
         slugs,
         prompts.map((p) => chatBodyFor(body, p)),
+        body.provider,
       );
       sendJson(res, {
         id: outcomes[0].requestId,
@@ -50,7 +51,7 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
       contextOf(req),
       res,
       deps,
-      { slugs, body: chatBodyFor(body, prompts[0]), stream: true },
+      { slugs, body: chatBodyFor(body, prompts[0]), stream: true, provider: body.provider },
       {
         start(model, requestId) {
           id = requestId;

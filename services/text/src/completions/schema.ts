@@ -1,3 +1,4 @@
+import { providerPreferencesSchema } from '@gateway/config';
 import { z } from 'zod';
 import { outputLimitFields } from '../output-cap';
 
@@ -14,6 +15,7 @@ export const completionBody = z.looseObject({
   // One choice per prompt is how a batch answers (choice i is prompt i), so several choices per prompt cannot be told apart.
   n: z.literal(1, 'only n=1 is supported on /v1/completions (a batch answers one choice per prompt)').optional(),
   models: z.array(z.string().min(1)).max(10).optional(),
+  provider: providerPreferencesSchema.optional(),
 });
 
 export type CompletionBody = z.infer<typeof completionBody>;
@@ -23,6 +25,6 @@ export const UNSUPPORTED = ['suffix', 'echo', 'logprobs', 'best_of'] as const;
 
 /** One prompt as the chat call the upstream receives: wrapped as one user message. */
 export function chatBodyFor(body: CompletionBody, prompt: string): Record<string, unknown> & { messages: Array<{ role: string; content: string }> } {
-  const { prompt: _p, models: _m, ...rest } = body;
+  const { prompt: _p, models: _m, provider: _provider, ...rest } = body;
   return { ...rest, messages: [{ role: 'user', content: prompt }] };
 }

@@ -14,6 +14,7 @@ export function mountEmbeddings(r: PostRoutes, deps: InputBilledDeps<EmbeddingPr
       category: 'embedding',
       slug: body.model,
       route: '/v1/embeddings',
+      provider: body.provider,
       inputs: input,
       attempt: (p, ep, opts) => p.embed(ep, { input, dimensions: body.dimensions, user: body.user }, opts),
       inputTokens: async (r) => reportedTokens(r.usage?.prompt_tokens) ?? (await countedInputTokens(input)),

@@ -1,4 +1,4 @@
-import type { ModelConfig, ProviderConfig, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
+import type { ModelConfig, ProviderConfig, ProviderPreferences, ResolvedEndpoint, ResolvedModel } from '@gateway/config';
 import { inputCharge, inputWorstCase, type InputTexts } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
@@ -16,6 +16,8 @@ export interface InputBilledCall<P, T> {
   route: string;
   /** What the upstream reads as input: the hold bounds its tokens from bytes and lengths, with no tokenizer. */
   inputs: InputTexts;
+  /** The client's provider preferences. */
+  provider?: ProviderPreferences;
   /**
    * One attempt on one endpoint, including whatever checks the answer: a throw here fails over and charges nothing,
    * so nothing that could throw after the settle is left for later.
@@ -49,6 +51,7 @@ export async function runInputBilled<P, T>(
     category: call.category,
     slugs: [call.slug],
     streamed: false,
+    provider: call.provider,
     worstCase: (m) => inputWorstCase(m, call.inputs),
   });
   return guarded(paid, async () => {

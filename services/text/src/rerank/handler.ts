@@ -15,6 +15,7 @@ export function mountRerank(r: PostRoutes, deps: InputBilledDeps<RerankProtocol>
       category: 'rerank',
       slug: body.model,
       route: '/v1/rerank',
+      provider: body.provider,
       // The query counts once, not once per document: that is what the caller sent.
       inputs: [body.query, ...documents],
       attempt: async (p, ep, opts) => {

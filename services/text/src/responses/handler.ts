@@ -16,6 +16,7 @@ export function mountResponses(r: PostRoutes, deps: TextDeps): void {
       slugs: [body.model],
       body: toChatBody(body),
       stream: body.stream === true,
+      provider: body.provider,
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);

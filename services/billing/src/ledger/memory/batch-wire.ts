@@ -53,6 +53,7 @@ export function encodeBatch(body: Batch['body']): string {
         r.fallback_used,
         r.origin,
         r.usage_estimated,
+        r.provider ?? null,
       ];
     }),
     // checkpoint_hold keeps the record whole (a later start charges it as a close would).
