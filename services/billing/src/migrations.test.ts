@@ -8,6 +8,7 @@ import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
  */
 const FUNCTIONS_CHECKSUMS: Record<number, string> = {
   1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
+  2: '484c61e7d5f4184d656b793dbcc1f151308658b4e9b14ab218fc371785b84cfd',
 };
 
 describe('billing migrations', () => {
@@ -19,6 +20,7 @@ describe('billing migrations', () => {
       '004_hold_checkpoints',
       '005_ledger_dead_letters',
       '006_idempotent_answers',
+      '007_token_details',
     ]);
   });
 

@@ -13,7 +13,7 @@ const SQL = path.join(__dirname, 'ledger', 'sql');
  * (Databases from before this split recorded 001_ledger with the functions inside it; replacing them is the same
  * end state.)
  */
-export const LEDGER_FUNCTIONS_VERSION = 1;
+export const LEDGER_FUNCTIONS_VERSION = 2;
 
 export const migrations: Migration[] = [
   sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
@@ -22,6 +22,7 @@ export const migrations: Migration[] = [
   sqlFileMigration('004_hold_checkpoints', SQL, ['004_hold_checkpoints.sql']),
   sqlFileMigration('005_ledger_dead_letters', SQL, ['005_ledger_dead_letters.sql']),
   sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
+  sqlFileMigration('007_token_details', SQL, ['007_token_details.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
     repeatable: true,
     version: LEDGER_FUNCTIONS_VERSION,

@@ -128,14 +128,25 @@ export function toolUseId(id: string | undefined, requestId: string, index: numb
 }
 
 export interface MessagesUsage {
+  /** As the message API counts it: the prompt tokens neither read from nor written to the cache. */
   input_tokens: number;
   output_tokens: number;
+  /** Present when the upstream used its prompt cache. */
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
   /** Addition: the exact charge, a decimal string, as on chat completions. */
   cost: string;
 }
 
 export function usageOf(u: ChatOutcome['usage']): MessagesUsage {
-  return { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens, cost: u.cost };
+  const read = u.prompt_tokens_details?.cached_tokens ?? 0;
+  const write = u.prompt_tokens_details?.cache_write_tokens ?? 0;
+  return {
+    input_tokens: u.prompt_tokens - read - write,
+    output_tokens: u.completion_tokens,
+    ...(read || write ? { cache_read_input_tokens: read, cache_creation_input_tokens: write } : {}),
+    cost: u.cost,
+  };
 }
 
 /** A settled chat outcome in the message API's shape, under the gateway's id and slug. */

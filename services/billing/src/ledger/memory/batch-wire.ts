@@ -53,6 +53,9 @@ export function encodeBatch(body: Batch['body']): string {
         r.fallback_used,
         r.origin,
         r.usage_estimated,
+        r.tokens_cached ?? 0,
+        r.tokens_reasoning ?? 0,
+        r.cache_discount_nano ?? '0',
       ];
     }),
     // checkpoint_hold keeps the record whole (a later start charges it as a close would).
