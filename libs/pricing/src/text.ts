@@ -38,7 +38,10 @@ const cacheWriteRate = (model: ResolvedModel) => model.rates.inputCacheWrite ?? 
  * cache, and a cache write is usually dearer than the prompt rate.
  */
 export function dearestPromptRate(model: ResolvedModel): bigint {
-  return [cacheReadRate(model), cacheWriteRate(model)].reduce((max, r) => (r > max ? r : max), model.rates.prompt);
+  let dearest = model.rates.prompt;
+  // A loop, not Math.max: the rates are bigints.
+  for (const rate of [cacheReadRate(model), cacheWriteRate(model)]) if (rate > dearest) dearest = rate;
+  return dearest;
 }
 
 /**
