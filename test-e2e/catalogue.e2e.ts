@@ -89,7 +89,16 @@ describe.each(['embedded', 'fleet'] as Mode[])('public catalogue routes through 
       unit: '1M tokens',
       price: 2.5,
       context_length: 8192,
-      pricing: { prompt: '0.0000025', completion: '0.00001', request: '0', image: null, character: null, second: null },
+      pricing: {
+        prompt: '0.0000025',
+        completion: '0.00001',
+        request: '0',
+        image: null,
+        character: null,
+        second: null,
+        input_cache_read: null,
+        input_cache_write: null,
+      },
       supported_parameters: ['max_tokens', 'tools'],
     });
     expect(json.data[1]).toMatchObject({ id: 'cat/next', status: 'coming_soon', unit: '1M tokens', price: 1 });

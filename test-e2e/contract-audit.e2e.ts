@@ -432,7 +432,16 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
   });
 
   describe('audio and video models publish their rates in every listing', () => {
-    const speech = { prompt: null, completion: null, request: null, image: null, character: '0.000015123456789', second: null };
+    const speech = {
+      prompt: null,
+      completion: null,
+      request: null,
+      image: null,
+      character: '0.000015123456789',
+      second: null,
+      input_cache_read: null,
+      input_cache_write: null,
+    };
     const stt = { ...speech, character: null, second: '0.0001' };
     const video = { ...speech, character: null, second: '0.05' };
 
@@ -443,7 +452,16 @@ describe.each(modes)('contract audit fixes through the %s gateway', (mode) => {
       expect(pricing('test/stt')).toEqual(stt);
       expect(pricing('test/video')).toEqual(video);
       // Every item has the same keys: a text model's audio rates are null.
-      expect(pricing('test/chat')).toEqual({ prompt: '0.001', completion: '0.002', request: null, image: null, character: null, second: null });
+      expect(pricing('test/chat')).toEqual({
+        prompt: '0.001',
+        completion: '0.002',
+        request: null,
+        image: null,
+        character: null,
+        second: null,
+        input_cache_read: null,
+        input_cache_write: null,
+      });
       expect((await (await fetch(`${gw.url}/v1/model/test/speech`)).json()).data.pricing).toEqual(speech);
       const videos = (await (await fetch(`${gw.url}/v1/videos/models`)).json()).data as Array<{ id: string; pricing: unknown }>;
       expect(videos.find((m) => m.id === 'test/video')?.pricing).toEqual(video);

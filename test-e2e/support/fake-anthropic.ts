@@ -11,6 +11,8 @@ import { malformedCountOf } from './malformed-usage';
  *                 tool_result blocks, answers "The tool said: <first result>" instead
  *   stop          answers "a", stop_reason stop_sequence with the request's first stop sequence
  *   echo          answers the JSON of the request body it received (to check translations)
+ *   cached        answers "pong", usage 1000 input, 500 written to the cache, 2000 read from it, 300 output (the
+ *                 cache figures in message_start when streamed, as the message API sends them)
  *   status-<code> answers that HTTP status with a message-API error body
  *   break-<n>     streams n text deltas, then destroys the socket (no message_stop); non-streamed: destroys at once
  *   error-<n>     streams n text deltas, then an `error` event (overloaded_error) and ends
@@ -25,7 +27,7 @@ function answerOf(body: Body): {
   content: any[];
   stop_reason: string;
   stop_sequence: string | null;
-  usage: { input_tokens: unknown; output_tokens: unknown };
+  usage: { input_tokens: unknown; output_tokens: unknown; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
 } {
   const model: string = body.model;
   const bad = malformedCountOf(model);
@@ -67,6 +69,13 @@ function answerOf(body: Body): {
       stop_sequence: body.stop_sequences?.[0] ?? null,
       usage: { input_tokens: 3, output_tokens: 1 },
     };
+  if (model === 'cached')
+    return {
+      content: [{ type: 'text', text: 'pong' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 1000, cache_creation_input_tokens: 500, cache_read_input_tokens: 2000, output_tokens: 300 },
+    };
   if (model === 'echo')
     return {
       content: [{ type: 'text', text: JSON.stringify(body) }],
@@ -94,7 +103,13 @@ async function stream(req: http.IncomingMessage, res: http.ServerResponse, body:
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: answer.usage.input_tokens, output_tokens: 1 },
+      usage: {
+        input_tokens: answer.usage.input_tokens,
+        ...(answer.usage.cache_read_input_tokens === undefined
+          ? {}
+          : { cache_creation_input_tokens: answer.usage.cache_creation_input_tokens, cache_read_input_tokens: answer.usage.cache_read_input_tokens }),
+        output_tokens: 1,
+      },
     },
   });
   const failing = /^(break|error)-(\d+)$/.exec(model);

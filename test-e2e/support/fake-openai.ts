@@ -28,6 +28,8 @@ import { malformedCountOf } from './malformed-usage';
  *   tool-call     answers with one tool call to the first tool of the request (arguments {"city":"Paris"}),
  *                 finish_reason tool_calls; streamed as OpenAI does (id and name first, arguments in two pieces)
  *   echo          answers with the JSON of the messages it received (to check translations)
+ *   cached        answers as ok, usage 3000 prompt of which 2000 cached, 300 completion of which 250 reasoning
+ *                 (prompt_tokens_details / completion_tokens_details as OpenAI sends them, audio_tokens included)
  * POST /v1/embeddings answers one deterministic vector per input (length `dimensions` or 8), usage.prompt_tokens =
  * number of inputs × 2; model status-<code> fails as above, bad-usage-<kind> reports that malformed figure.
  * POST /v1/images/generations and the image files it links to: see fake-openai-images.ts.
@@ -68,11 +70,19 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
         ? { prompt_tokens: 3, completion_tokens: 1_000_000, total_tokens: 1_000_003 }
         : bad !== undefined
           ? { prompt_tokens: bad, completion_tokens: bad, total_tokens: bad }
-          : {
-              prompt_tokens: words ? 5 : 3,
-              completion_tokens: words ? wordCount : 1,
-              total_tokens: (words ? 5 : 3) + (words ? wordCount : 1),
-            };
+          : model === 'cached'
+            ? {
+                prompt_tokens: 3000,
+                completion_tokens: 300,
+                total_tokens: 3300,
+                prompt_tokens_details: { cached_tokens: 2000, audio_tokens: 0 },
+                completion_tokens_details: { reasoning_tokens: 250, audio_tokens: 0 },
+              }
+            : {
+                prompt_tokens: words ? 5 : 3,
+                completion_tokens: words ? wordCount : 1,
+                total_tokens: (words ? 5 : 3) + (words ? wordCount : 1),
+              };
     const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
     if (model === 'tool-call') return void toolCall(res, body, base);
     const reason = /^reason-(\d+)$/.exec(model);

@@ -22,6 +22,9 @@ export interface ResolvedModel {
     imageByResolution: ReadonlyMap<string, bigint>;
     character: bigint;
     second: bigint;
+    /** Per prompt token read from / written to the upstream's prompt cache; absent, the prompt rate (as before these existed). */
+    inputCacheRead?: bigint;
+    inputCacheWrite?: bigint;
   };
   endpoints: ResolvedEndpoint[];
 }
@@ -52,6 +55,8 @@ export function buildRegistry(config: GatewayConfig): ModelRegistry {
         imageByResolution: new Map(Object.entries(p.image_by_resolution ?? {}).map(([k, v]) => [resolutionKey(k), parseRate(v)])),
         character: parseRate(p.character ?? '0'),
         second: parseRate(p.second ?? '0'),
+        ...(p.input_cache_read === undefined ? {} : { inputCacheRead: parseRate(p.input_cache_read) }),
+        ...(p.input_cache_write === undefined ? {} : { inputCacheWrite: parseRate(p.input_cache_write) }),
       },
       endpoints: m.endpoints.map((e) => ({
         key: `${e.provider}/${e.model}`,

@@ -36,6 +36,10 @@ const pricingSchema = z.strictObject({
   image_by_resolution: z.record(z.string().min(1).max(32), usd).optional(),
   character: usd.optional(),
   second: usd.optional(),
+  /** Addition: per prompt token read from the upstream's prompt cache; absent, such tokens cost `prompt`. */
+  input_cache_read: usd.optional(),
+  /** Addition: per prompt token written to the upstream's prompt cache; absent, such tokens cost `prompt`. */
+  input_cache_write: usd.optional(),
 });
 
 /** How a model's endpoints are ordered for each call (model `routing`). */

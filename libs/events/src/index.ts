@@ -59,6 +59,15 @@ export const usageRecordSchema = z.object({
   capped_from_nano: nanoString.optional(),
   /** The charge rests on the gateway's own measure, not the upstream's report (a transcription with no duration). */
   usage_estimated: z.boolean().default(false),
+  /** Of tokens_prompt: read from the upstream's prompt cache. Absent (events from before it existed, media): none. */
+  tokens_cached: z.number().int().nonnegative().optional(),
+  /** Of tokens_completion: the model's reasoning. */
+  tokens_reasoning: z.number().int().nonnegative().optional(),
+  /** What the cache rates changed against the prompt rate, nano-USD; negative when cache writes cost more. */
+  cache_discount_nano: z
+    .string()
+    .regex(/^-?\d+$/, 'nano-USD as an integer string')
+    .optional(),
 });
 export type UsageRecord = z.infer<typeof usageRecordSchema>;
 
@@ -129,6 +138,9 @@ export const usageRecordedSchema = z.object({
   status: z.enum(['succeeded', 'failed', 'canceled']),
   tokens_prompt: z.number().int().nonnegative(),
   tokens_completion: z.number().int().nonnegative(),
+  /** Of the above, cached input and reasoning: the stats leave them out. Absent in older events: none. */
+  tokens_cached: z.number().int().nonnegative().optional(),
+  tokens_reasoning: z.number().int().nonnegative().optional(),
   finished_at: z.string(),
 });
 export type UsageRecorded = z.infer<typeof usageRecordedSchema>;

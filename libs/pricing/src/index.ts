@@ -5,7 +5,7 @@
  */
 export { DEFAULT_OUTPUT_CAP, outputCap } from './output-cap';
 export { maxTokensOf } from './token-bound';
-export { FRAMING_TOKENS_PER_MESSAGE, promptText, textCharge, textWorstCase } from './text';
+export { cacheDiscount, dearestPromptRate, FRAMING_TOKENS_PER_MESSAGE, type PromptCache, promptText, textCharge, textWorstCase } from './text';
 export { type InputTexts, inputCharge, inputWorstCase, maxInputTokens } from './input';
 export { imageCharge, imageRate, imageWorstCase } from './image';
 export { type ImageShape, resolveShape, type ShapeFields } from './image-shape';

@@ -4,7 +4,17 @@ import { listedRates } from './listed';
 const modelOf = (category: string, pricing: Record<string, string>) => {
   const config = parseConfig({
     providers: [{ id: 'sim', kind: 'simulated' }],
-    models: [{ id: 'a/m', name: 'm', category, status: 'available', pricing, endpoints: [{ provider: 'sim', model: 'x' }] }],
+    models: [
+      {
+        id: 'a/m',
+        name: 'm',
+        category,
+        status: 'available',
+        pricing,
+        endpoints: [{ provider: 'sim', model: 'x' }],
+        ...(category === 'text' ? { context_length: 1000, max_output_tokens: 100 } : {}),
+      },
+    ],
   });
   return buildRegistry(config).get('a/m')!;
 };
@@ -18,7 +28,15 @@ describe('listedRates: what a listing publishes is what the bill charges', () =>
       image: null,
       character: '0.000015123456789012',
       second: null,
+      input_cache_read: null,
+      input_cache_write: null,
     });
+  });
+
+  it('a text model its cache rates, when the config sets them', () => {
+    const rates = listedRates(modelOf('text', { prompt: '0.000003', input_cache_read: '0.00000030', input_cache_write: '0.00000375' }));
+    expect(rates).toMatchObject({ prompt: '0.000003', input_cache_read: '0.0000003', input_cache_write: '0.00000375' });
+    expect(listedRates(modelOf('text', { prompt: '0.000003' }))).toMatchObject({ input_cache_read: null, input_cache_write: null });
   });
 
   it('a video model its per-second and per-request rates; a transcription model its per-second rate', () => {

@@ -2,6 +2,7 @@ import { parseConfig } from '@gateway/config';
 import fc from 'fast-check';
 import {
   billedSeconds,
+  cacheDiscount,
   characterCount,
   FRAMING_TOKENS_PER_MESSAGE,
   heldSeconds,
@@ -54,14 +55,22 @@ describe('the charge never exceeds the worst case', () => {
       requested: fc.option(fc.integer({ min: 1, max: 300_000 }), { nil: undefined }),
       choices: fc.integer({ min: 1, max: 8 }),
     });
-    const used = fc.record({ prompt: fc.double({ min: 0, max: 1, noNaN: true }), completion: fc.double({ min: 0, max: 1, noNaN: true }) });
+    const share = fc.double({ min: 0, max: 1, noNaN: true });
+    // Of the prompt used, a share read from the cache and a share of the rest written to it.
+    const used = fc.record({ prompt: share, completion: share, read: share, write: share });
     fc.assert(
       fc.property(textModel, call, used, (m, c, u) => {
         const promptMax = maxTokensOf(c.prompt) + FRAMING_TOKENS_PER_MESSAGE * c.messages;
         const completionMax = outputCap(m, c.requested) * c.choices;
-        const charged = textCharge(m, Math.floor(u.prompt * promptMax), Math.floor(u.completion * completionMax));
+        const prompt = Math.floor(u.prompt * promptMax);
+        const read = Math.floor(u.read * prompt);
+        const write = Math.floor(u.write * (prompt - read));
+        const charged = textCharge(m, prompt, Math.floor(u.completion * completionMax), { read, write });
         expect(charged).toBeLessThanOrEqual(textWorstCase(m, c.prompt, c.messages, c.requested, c.choices));
-        expect(textCharge(m, promptMax, completionMax)).toBe(textWorstCase(m, c.prompt, c.messages, c.requested, c.choices));
+        // The hold is the dearest way the whole prompt could be served: uncached, all read, or all written.
+        const charges = [{}, { read: promptMax }, { write: promptMax }].map((cache) => textCharge(m, promptMax, completionMax, cache));
+        const dearest = charges.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))[0];
+        expect(dearest).toBe(textWorstCase(m, c.prompt, c.messages, c.requested, c.choices));
       }),
       runs,
     );
@@ -136,6 +145,30 @@ describe('every charge is the exact sum, rounded half up once', () => {
       fc.property(textModel, tokens, tokens, (m, p, c) => {
         const atto = BigInt(p) * m.rates.prompt + BigInt(c) * m.rates.completion + m.rates.request;
         expect(textCharge(m, p, c)).toBe(roundHalfUp(atto, 1n));
+      }),
+      runs,
+    );
+  });
+
+  it('text with cached tokens: each share of the prompt at its rate, the config strings read independently', () => {
+    /** A config rate string as atto-USD, without @gateway/money: digits shifted to 18 places. */
+    const atto = (usd: string | undefined, otherwise: string) => {
+      const [whole, frac = ''] = (usd ?? otherwise).split('.');
+      return BigInt(whole) * 10n ** 18n + BigInt(frac.padEnd(18, '0'));
+    };
+    fc.assert(
+      fc.property(textModel, tokens, tokens, tokens, tokens, (m, plain, read, write, c) => {
+        const set = m.config.pricing;
+        const prompt = atto(set.prompt, '0');
+        const sum =
+          BigInt(plain) * prompt +
+          BigInt(read) * atto(set.input_cache_read, set.prompt ?? '0') +
+          BigInt(write) * atto(set.input_cache_write, set.prompt ?? '0') +
+          BigInt(c) * atto(set.completion, '0') +
+          atto(set.request, '0');
+        expect(textCharge(m, plain + read + write, c, { read, write })).toBe(roundHalfUp(sum, 1n));
+        const full = BigInt(plain + read + write) * prompt + BigInt(c) * atto(set.completion, '0') + atto(set.request, '0');
+        expect(cacheDiscount(m, plain + read + write, c, { read, write })).toBe(roundHalfUp(full, 1n) - roundHalfUp(sum, 1n));
       }),
       runs,
     );

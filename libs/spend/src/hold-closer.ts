@@ -26,6 +26,11 @@ export interface Usage {
   mediaCompletion?: number;
   /** The quantity charged is the gateway's own measure, the upstream reported none: the record says so. */
   estimated?: boolean;
+  /** Text: of tokensPrompt, those read from the upstream's prompt cache; of tokensCompletion, reasoning. */
+  tokensCached?: number;
+  tokensReasoning?: number;
+  /** Text: what the cache rates changed against the prompt rate (negative when cache writes cost more). */
+  cacheDiscountNano?: bigint;
 }
 
 /**
@@ -46,7 +51,7 @@ export interface CallFacts {
 }
 
 type RecordFields = Pick<UsageRecord, 'status' | 'error_code' | 'finish_reason' | 'tokens_prompt' | 'tokens_completion' | 'capped_from_nano'> &
-  Partial<Pick<UsageRecord, 'usage_estimated' | 'num_media_completion'>>;
+  Partial<Pick<UsageRecord, 'usage_estimated' | 'num_media_completion' | 'tokens_cached' | 'tokens_reasoning' | 'cache_discount_nano'>>;
 
 /**
  * The one way a hold leaves open: one `hold.close.v1` event, built from the record alone, so PaidCall and any
@@ -146,6 +151,9 @@ export class HoldCloser {
         capped_from_nano: capped ? usage.chargeNano.toString() : undefined,
         usage_estimated: usage.estimated ?? false,
         num_media_completion: usage.mediaCompletion ?? 0,
+        tokens_cached: usage.tokensCached ?? 0,
+        tokens_reasoning: usage.tokensReasoning ?? 0,
+        cache_discount_nano: (usage.cacheDiscountNano ?? 0n).toString(),
       },
     };
   }

@@ -2,9 +2,18 @@ import type { ResolvedEndpoint } from '@gateway/config';
 
 /** OpenAI chat-completions shapes: the gateway's internal lingua franca for text. */
 export interface ChatUsage {
+  /** Every prompt token, those the upstream's cache served or took included (the OpenAI convention). */
   prompt_tokens: number;
+  /** Every output token, reasoning included. */
   completion_tokens: number;
   total_tokens?: number;
+  /**
+   * Of prompt_tokens: read from the upstream's prompt cache (`cached_tokens`), written to it (`cache_write_tokens`,
+   * the message API's cache creation). Other detail fields the upstream sends pass through.
+   */
+  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null; [k: string]: unknown } | null;
+  /** Of completion_tokens: the model's reasoning. */
+  completion_tokens_details?: { reasoning_tokens?: number | null; [k: string]: unknown } | null;
 }
 
 export interface ChatCompletion {

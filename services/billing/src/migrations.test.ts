@@ -8,7 +8,7 @@ import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
  */
 const FUNCTIONS_CHECKSUMS: Record<number, string> = {
   1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
-  2: '28c3adb516c96f882340288eb6616ebdd8c74f769e2f182885a8848eeba4f681',
+  2: '433a2469250316f38e0383d3cf5d2adef662a5397bd5935787d0f1b054545e8e',
 };
 
 describe('billing migrations', () => {
@@ -21,6 +21,7 @@ describe('billing migrations', () => {
       '005_ledger_dead_letters',
       '006_idempotent_answers',
       '007_usage_provider',
+      '008_token_details',
     ]);
   });
 

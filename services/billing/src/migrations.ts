@@ -23,6 +23,7 @@ export const migrations: Migration[] = [
   sqlFileMigration('005_ledger_dead_letters', SQL, ['005_ledger_dead_letters.sql']),
   sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
   sqlFileMigration('007_usage_provider', SQL, ['007_usage_provider.sql']),
+  sqlFileMigration('008_token_details', SQL, ['008_token_details.sql']),
   sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
     repeatable: true,
     version: LEDGER_FUNCTIONS_VERSION,

@@ -20,6 +20,8 @@ export async function publishUsage(bus: EventBus, ev: HoldClose, result: Exclude
     status: ev.record.status,
     tokens_prompt: ev.record.tokens_prompt,
     tokens_completion: ev.record.tokens_completion,
+    tokens_cached: ev.record.tokens_cached ?? 0,
+    tokens_reasoning: ev.record.tokens_reasoning ?? 0,
     finished_at: ev.record.finished_at,
   };
   await announceUsage(bus, data);
@@ -48,9 +50,12 @@ export async function publishExpiryCharges(db: Db, bus: EventBus, holdIds: strin
     status: UsageRecorded['status'];
     tokens_prompt: number;
     tokens_completion: number;
+    tokens_cached: number;
+    tokens_reasoning: number;
     finished_at: string;
   }>(
     `SELECT h.id AS hold_id, h.account_id, h.request_id, u.model, h.charge::text AS charge, u.status, u.tokens_prompt, u.tokens_completion,
+            u.tokens_cached, u.tokens_reasoning,
             to_char(h.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS finished_at
        FROM holds h JOIN usage_records u ON u.hold_id = h.id
       WHERE h.id = ANY($1::text[]) AND h.state = 'expired' AND h.closed_at IS NOT NULL`,
@@ -68,6 +73,8 @@ export async function publishExpiryCharges(db: Db, bus: EventBus, holdIds: strin
       status: r.status,
       tokens_prompt: r.tokens_prompt,
       tokens_completion: r.tokens_completion,
+      tokens_cached: r.tokens_cached,
+      tokens_reasoning: r.tokens_reasoning,
       finished_at: r.finished_at,
     });
   }

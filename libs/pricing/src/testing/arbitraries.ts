@@ -32,11 +32,21 @@ export const textModel = fc
     prompt: rate,
     completion: rate,
     request: fc.option(rate, { nil: undefined }),
+    // Cache rates, each set or not, either side of the prompt rate.
+    input_cache_read: fc.option(rate, { nil: undefined }),
+    input_cache_write: fc.option(rate, { nil: undefined }),
     cap: fc.integer({ min: 1, max: 200_000 }),
     uncapped: fc.boolean(),
   })
-  .map(({ prompt, completion, request, cap, uncapped }) => {
-    const m = resolved('text', { prompt, completion, ...(request ? { request } : {}) }, { context_length: 1_000_000, max_output_tokens: cap });
+  .map(({ prompt, completion, request, input_cache_read, input_cache_write, cap, uncapped }) => {
+    const pricing = {
+      prompt,
+      completion,
+      ...(request ? { request } : {}),
+      ...(input_cache_read ? { input_cache_read } : {}),
+      ...(input_cache_write ? { input_cache_write } : {}),
+    };
+    const m = resolved('text', pricing, { context_length: 1_000_000, max_output_tokens: cap });
     return uncapped ? { ...m, config: { ...m.config, max_output_tokens: undefined } } : m;
   });
 

@@ -67,7 +67,12 @@ describe('message-API answers at the protocol boundary', () => {
 
   it('maps well-formed usage, cached prompt tokens included, whole and streamed', async () => {
     respond = (res) => json(res, 200, message({ input_tokens: 3, output_tokens: 1, cache_read_input_tokens: 2, cache_creation_input_tokens: null }));
-    expect((await chat()).usage).toEqual({ prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 });
+    expect((await chat()).usage).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 1,
+      total_tokens: 6,
+      prompt_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
+    });
     respond = (res) => events(res, streamed({ input_tokens: 3, output_tokens: 1 }, { output_tokens: 4 }));
     expect((await stream()).at(-1)?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
     expect(reports).toEqual([]);

@@ -179,3 +179,52 @@ describe('chat body → message-API request', () => {
     expect((err as UpstreamError).clientFault).toBe(true);
   });
 });
+
+describe('prompt-caching breakpoints (cache_control) reach the message API unchanged', () => {
+  const ephemeral = { type: 'ephemeral', ttl: '1h' };
+
+  it('on system parts, user text and image parts, and tools', () => {
+    const out = toMessagesRequest(
+      {
+        messages: [
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 'Long rules', cache_control: ephemeral },
+              { type: 'text', text: 'Tail' },
+            ],
+          },
+          { role: 'user', content: [{ type: 'text', text: 'Book text', cache_control: { type: 'ephemeral' } }] },
+          { role: 'assistant', content: 'Read.' },
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' }, cache_control: { type: 'ephemeral' } }] },
+        ],
+        tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } }, cache_control: { type: 'ephemeral' } }],
+        max_tokens: 5,
+      },
+      'claude-x',
+    );
+    expect(out.system).toEqual([
+      { type: 'text', text: 'Long rules', cache_control: ephemeral },
+      { type: 'text', text: 'Tail' },
+    ]);
+    expect(out.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Book text', cache_control: { type: 'ephemeral' } }] },
+      { role: 'assistant', content: 'Read.' },
+      { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/a.png' }, cache_control: { type: 'ephemeral' } }] },
+    ]);
+    expect(out.tools).toEqual([{ name: 'f', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }]);
+  });
+
+  it('without any, the system prompt stays one string, as before', () => {
+    const out = toMessagesRequest(
+      {
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'A' }] },
+          { role: 'user', content: 'B' },
+        ],
+      },
+      'm',
+    );
+    expect(out.system).toBe('A');
+  });
+});

@@ -1,6 +1,6 @@
 import { DEFAULT_OUTPUT_CAP } from '@gateway/pricing';
 import { UpstreamError } from '../upstream-error';
-import type { Block, MessagesRequest, ToolChoice, Turn } from './wire';
+import type { Block, CacheControl, MessagesRequest, TextBlock, ToolChoice, Turn } from './wire';
 
 /**
  * The message API insists on max_tokens; a chat call may leave it out. Then the model's max_output_tokens is sent
@@ -36,14 +36,38 @@ function imageBlock(url: string): Block {
   return data ? { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } } : { type: 'image', source: { type: 'url', url } };
 }
 
+/** A prompt-caching breakpoint on a chat part or tool, passed on unchanged: the message API is where it means something. */
+function cacheControlOf(part: unknown): { cache_control?: CacheControl } {
+  const c = (part as { cache_control?: unknown } | null)?.cache_control;
+  return c !== null && typeof c === 'object' && !Array.isArray(c) ? { cache_control: c as CacheControl } : {};
+}
+
 function userBlocks(content: unknown): Block[] {
   if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
   if (!Array.isArray(content)) return [];
   return content.map((part): Block => {
-    if (part?.type === 'text') return { type: 'text', text: String(part.text ?? '') };
-    if (part?.type === 'image_url') return imageBlock(String(part.image_url?.url ?? ''));
+    if (part?.type === 'text') return { type: 'text', text: String(part.text ?? ''), ...cacheControlOf(part) };
+    if (part?.type === 'image_url') return { ...imageBlock(String(part.image_url?.url ?? '')), ...cacheControlOf(part) } as Block;
     return refuse(`this model does not take "${part?.type}" content`);
   });
+}
+
+/**
+ * The system prompt: plain text, unless a part carries a caching breakpoint, which only the block form can hold.
+ */
+function systemOf(messages: ChatMessage[]): string | TextBlock[] | undefined {
+  const system = messages.filter((m) => m.role === 'system' || m.role === 'developer');
+  const parts = system.flatMap((m) => (Array.isArray(m.content) ? (m.content as unknown[]) : [{ type: 'text', text: textOf(m.content) }]));
+  if (parts.some((p) => cacheControlOf(p).cache_control)) {
+    return parts
+      .filter(
+        (p): p is { type: 'text'; text: string } => (p as { type?: string })?.type === 'text' && typeof (p as { text?: unknown }).text === 'string',
+      )
+      .filter((p) => p.text !== '')
+      .map((p) => ({ type: 'text', text: p.text, ...cacheControlOf(p) }));
+  }
+  const text = system.map((m) => textOf(m.content)).join('\n');
+  return text || undefined;
 }
 
 function parseArguments(args: string | undefined): unknown {
@@ -81,7 +105,11 @@ function turnsOf(messages: ChatMessage[]): Turn[] {
     else refuse(`this model does not take "${m.role}" messages`);
   }
   // A lone text block reads better, and is what most clients send, as a plain string.
-  return turns.map((t) => (t.content.length === 1 && t.content[0].type === 'text' ? { role: t.role, content: t.content[0].text } : t));
+  // A caching breakpoint needs the block, so a block that carries one stays a block.
+  return turns.map((t) => {
+    const only = t.content.length === 1 ? t.content[0] : undefined;
+    return only?.type === 'text' && !only.cache_control ? { role: t.role, content: only.text } : t;
+  });
 }
 
 function toolChoiceOf(choice: unknown, parallel: unknown): ToolChoice | undefined {
@@ -100,23 +128,20 @@ function toolChoiceOf(choice: unknown, parallel: unknown): ToolChoice | undefine
  */
 export function toMessagesRequest(body: Record<string, unknown>, upstreamModel: string, maxOutputTokens?: number): MessagesRequest {
   const messages = (body.messages as ChatMessage[] | undefined) ?? [];
-  const system = messages
-    .filter((m) => m.role === 'system' || m.role === 'developer')
-    .map((m) => textOf(m.content))
-    .join('\n');
+  const system = systemOf(messages);
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : undefined;
   const tools = Array.isArray(body.tools)
-    ? (body.tools as Array<{ type?: string; function?: { name: string; description?: string; parameters?: unknown } }>).flatMap(
-        ({ type, function: fn }) =>
-          type === 'function' && fn
-            ? [
-                {
-                  name: fn.name,
-                  ...(fn.description ? { description: fn.description } : {}),
-                  input_schema: fn.parameters ?? { type: 'object', properties: {} },
-                },
-              ]
-            : [],
+    ? (body.tools as Array<{ type?: string; function?: { name: string; description?: string; parameters?: unknown } }>).flatMap((tool) =>
+        tool.type === 'function' && tool.function
+          ? [
+              {
+                name: tool.function.name,
+                ...(tool.function.description ? { description: tool.function.description } : {}),
+                input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
+                ...cacheControlOf(tool),
+              },
+            ]
+          : [],
       )
     : undefined;
   const toolChoice = tools?.length ? toolChoiceOf(body.tool_choice, body.parallel_tool_calls) : undefined;

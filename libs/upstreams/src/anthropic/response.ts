@@ -16,11 +16,22 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
   return FINISH[stopReason] ?? 'stop';
 }
 
-/** Cached prompt tokens are still prompt tokens to the gateway, which prices every prompt token alike. */
+/**
+ * The message API counts cache reads and writes beside input_tokens; the chat shape counts them in prompt_tokens and
+ * names them in prompt_tokens_details, where the pricing reads them. Thinking is in output_tokens, with no count
+ * of its own, so no reasoning_tokens is made up.
+ */
 export function chatUsageOf(u: MessagesUsage): ChatUsage {
-  const prompt = u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+  const read = u.cache_read_input_tokens ?? 0;
+  const write = u.cache_creation_input_tokens ?? 0;
+  const prompt = u.input_tokens + write + read;
   const completion = u.output_tokens;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    ...(read || write ? { prompt_tokens_details: { cached_tokens: read, cache_write_tokens: write } } : {}),
+  };
 }
 
 function toolCallOf(block: ToolUseBlock) {

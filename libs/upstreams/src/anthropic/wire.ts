@@ -1,7 +1,13 @@
 /** The message API's wire shapes, as far as the gateway reads or writes them. */
 
-export type TextBlock = { type: 'text'; text: string };
-export type ImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } };
+/** A prompt-caching breakpoint (`{type: "ephemeral", ttl?}`), forwarded as the client sent it. */
+export type CacheControl = Record<string, unknown>;
+export type TextBlock = { type: 'text'; text: string; cache_control?: CacheControl };
+export type ImageBlock = {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: CacheControl;
+};
 export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown };
 export type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string };
 export type Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
@@ -20,13 +26,13 @@ export interface MessagesRequest {
   model: string;
   messages: Turn[];
   max_tokens: number;
-  system?: string;
+  system?: string | TextBlock[];
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
   top_k?: number;
   metadata?: { user_id: string };
-  tools?: Array<{ name: string; description?: string; input_schema: unknown }>;
+  tools?: Array<{ name: string; description?: string; input_schema: unknown; cache_control?: CacheControl }>;
   tool_choice?: ToolChoice;
   stream: boolean;
 }

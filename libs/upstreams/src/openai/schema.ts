@@ -9,11 +9,26 @@ import { parsed, tokenCount, usageOrNone } from '../answer-schema';
  * Usage is checked on its own (usageOrNone): a malformed figure is dropped and counted instead, never a failure.
  */
 
-export const chatUsage = z.looseObject({
-  prompt_tokens: tokenCount,
-  completion_tokens: tokenCount,
-  total_tokens: tokenCount.optional(),
-});
+/**
+ * The details are parts of the totals (cached and cache-written tokens of prompt_tokens, reasoning tokens of
+ * completion_tokens): parts larger than their total are a broken figure, billed as any malformed usage is.
+ */
+export const chatUsage = z
+  .looseObject({
+    prompt_tokens: tokenCount,
+    completion_tokens: tokenCount,
+    total_tokens: tokenCount.optional(),
+    prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish(), cache_write_tokens: tokenCount.nullish() }).nullish(),
+    completion_tokens_details: z.looseObject({ reasoning_tokens: tokenCount.nullish() }).nullish(),
+  })
+  .refine((u) => (u.prompt_tokens_details?.cached_tokens ?? 0) + (u.prompt_tokens_details?.cache_write_tokens ?? 0) <= u.prompt_tokens, {
+    message: 'cached prompt tokens exceed the prompt tokens',
+    path: ['prompt_tokens_details'],
+  })
+  .refine((u) => (u.completion_tokens_details?.reasoning_tokens ?? 0) <= u.completion_tokens, {
+    message: 'reasoning tokens exceed the completion tokens',
+    path: ['completion_tokens_details'],
+  });
 
 const text = z.string().nullish();
 const finishReason = z.string().nullish();

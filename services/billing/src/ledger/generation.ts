@@ -26,7 +26,13 @@ export async function generationRecord(db: Db, accountId: string, requestId: str
     cost: formatUsd(cost),
     // Addition: true when the charge rests on the gateway's own measure because the upstream reported no usage.
     usage_estimated: r.usage_estimated === true,
-    cache_discount: 0,
+    // What the cache rates changed against the prompt rate, in USD: positive saved, negative (cache writes) cost more.
+    cache_discount: toCents2(BigInt((r.cache_discount as string | number | null) ?? 0)),
+    // Addition: the same, exactly, as `cost` is for total_cost.
+    cache_discount_exact: formatUsd(BigInt((r.cache_discount as string | number | null) ?? 0)),
+    // Addition: of tokens_prompt, those read from the upstream's prompt cache; of tokens_completion, the reasoning.
+    tokens_cached: r.tokens_cached ?? 0,
+    tokens_reasoning: r.tokens_reasoning ?? 0,
     finish_reason: r.finish_reason ?? (r.status === 'succeeded' ? 'stop' : 'error'),
     latency: r.latency,
     moderation_latency: 0,

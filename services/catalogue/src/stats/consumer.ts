@@ -2,6 +2,7 @@ import type { EventBus, Subscription } from '@gateway/bus';
 import { accountOpenedSchema, CONSUMER_GROUPS, EVENT_TYPES, endpointHealthSchema, type EndpointHealth, usageRecordedSchema } from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import type { StatsStore } from './store';
+import { statsTokens } from './stats-tokens';
 import type { UsageTally } from './usage-tally';
 
 export interface CatalogueEventSinks {
@@ -34,8 +35,8 @@ export function consumeCatalogueEvents(sinks: CatalogueEventSinks, bus: EventBus
         if (!parsed.success) return void logger.error({ eventId: event.id, issues: parsed.error.issues }, 'dropping malformed usage event');
         const u = parsed.data;
         const finished = new Date(u.finished_at);
-        // Only prompt and completion are recorded, so cached-input and reasoning tokens are never in this sum.
-        sinks.tally.add(event.id, Number.isNaN(finished.getTime()) ? new Date() : finished, u.tokens_prompt + u.tokens_completion);
+        // The contract's `tokens` leaves out cached input and reasoning, both parts of the prompt and completion counts.
+        sinks.tally.add(event.id, Number.isNaN(finished.getTime()) ? new Date() : finished, statsTokens(u));
       } else if (event.type === EVENT_TYPES.endpointHealth) {
         const parsed = endpointHealthSchema.safeParse(event.data);
         if (!parsed.success) return void logger.error({ eventId: event.id, issues: parsed.error.issues }, 'dropping malformed health report');

@@ -53,7 +53,7 @@ async function quoteOf(m: ResolvedModel, args: QuoteArgs): Promise<Quote | strin
       return {
         hold: textWorstCase(m, text, args.messages.length, args.max_tokens),
         expected: textCharge(m, prompt, output),
-        basis: `hold: every prompt byte a token plus ${output} output tokens; expected: ${prompt} prompt tokens (counted) × prompt rate + ${output} × completion rate`,
+        basis: `hold: every prompt byte a token (at the dearest of the prompt and cache rates) plus ${output} output tokens; expected: ${prompt} prompt tokens (counted, none from a cache) × prompt rate + ${output} × completion rate`,
       };
     }
     case 'image': {

@@ -34,7 +34,14 @@ describe('chat flow', () => {
       });
       const outcome = await completeChat(testContext(), deps, chat(['acme/chat']));
       const charge = textCharge(model('acme/chat'), 10, 5);
-      expect(outcome.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: formatUsd(charge) });
+      expect(outcome.usage).toEqual({
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+        cost: formatUsd(charge),
+      });
       await fx.billing.delivered();
       expect(fx.billing.closes).toMatchObject([
         { outcome: 'settle', charge_nano: charge.toString(), record: { model: 'acme/chat', tokens_prompt: 10, tokens_completion: 5 } },

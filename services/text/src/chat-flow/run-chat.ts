@@ -3,11 +3,12 @@ import type { ProviderConfig, ProviderPreferences, ResolvedModel } from '@gatewa
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
-import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
+import { promptText, textWorstCase } from '@gateway/pricing';
 import { countTokens, warmTokenizer, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { requestedCap, withOutputCap } from '../output-cap';
 import { generatedText } from './generated-text';
 import { withSseClient, type StreamClient } from './stream-client';
+import { chargeOf, countedFigures, discountOf, figuresOf, sumFigures, type TokenFigures } from './token-details';
 
 export interface TextDeps extends SpendDeps {
   protocolOf(kind: ProviderConfig['kind']): TextProtocol | undefined;
@@ -31,8 +32,36 @@ export interface ChatUsageFigures {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of prompt_tokens: read from the upstream's prompt cache, and written to it (then only when some were). */
+  prompt_tokens_details?: { cached_tokens: number; cache_write_tokens?: number; [k: string]: unknown };
+  /** Of completion_tokens: reasoning. */
+  completion_tokens_details?: { reasoning_tokens: number; [k: string]: unknown };
   /** The exact charge, a decimal string. */
   cost: string;
+}
+
+/** The figures every route shapes its usage from: the upstream's own details first, the billed figures over them. */
+function usageFigures(t: TokenFigures, cost: string): ChatUsageFigures {
+  return {
+    prompt_tokens: t.prompt,
+    completion_tokens: t.completion,
+    total_tokens: t.prompt + t.completion,
+    prompt_tokens_details: { ...t.promptDetails, cached_tokens: t.cacheRead, ...(t.cacheWrite ? { cache_write_tokens: t.cacheWrite } : {}) },
+    completion_tokens_details: { ...t.completionDetails, reasoning_tokens: t.reasoning },
+    cost,
+  };
+}
+
+/** The settle's figures: the charge, the token counts, and the parts the record and the stats keep apart. */
+function settlement(model: ResolvedModel, t: TokenFigures, charge = chargeOf(model, t)) {
+  return {
+    chargeNano: charge,
+    tokensPrompt: t.prompt,
+    tokensCompletion: t.completion,
+    tokensCached: t.cacheRead,
+    tokensReasoning: t.reasoning,
+    cacheDiscountNano: discountOf(model, t),
+  };
 }
 
 export interface ChatOutcome {
@@ -108,8 +137,7 @@ export async function completeChats(
   const paid = await begin(ctx, deps, slugs, bodies, false, provider);
   const { requestId } = ctx;
   return guarded(paid, async () => {
-    const answers: Array<{ result: ChatCompletion; model: ResolvedModel; u: { prompt_tokens: number; completion_tokens: number }; charge: bigint }> =
-      [];
+    const answers: Array<{ result: ChatCompletion; model: ResolvedModel; t: TokenFigures; charge: bigint; discount: bigint }> = [];
     for (const body of bodies) {
       const { result, model } = await paid.call((m, ep) =>
         protocol(deps, ep.provider.kind).chat(ep, withOutputCap(m, { ...body, stream: false }), {
@@ -117,22 +145,23 @@ export async function completeChats(
           maxOutputTokens: m.config.max_output_tokens,
         }),
       );
-      const u = result.usage ?? {
-        prompt_tokens: await countTokens(promptText(body)),
-        completion_tokens: await countTokens(result.choices.map((c) => generatedText(c.message)).join('')),
-      };
-      answers.push({ result, model, u, charge: textCharge(model, u.prompt_tokens, u.completion_tokens) });
+      const t = result.usage
+        ? figuresOf(result.usage)
+        : countedFigures(await countTokens(promptText(body)), await countTokens(result.choices.map((c) => generatedText(c.message)).join('')));
+      answers.push({ result, model, t, charge: chargeOf(model, t), discount: discountOf(model, t) });
     }
-    const sum = (f: (a: (typeof answers)[number]) => number) => answers.reduce((n, a) => n + f(a), 0);
-    const prompt = sum((a) => a.u.prompt_tokens);
-    const completion = sum((a) => a.u.completion_tokens);
+    // One answer keeps the upstream's own details; a batch sums the figures.
+    const t = answers.length === 1 ? answers[0].t : sumFigures(answers.map((a) => a.t));
     const cost = await paid.settle({
-      chargeNano: answers.reduce((n, a) => n + a.charge, 0n),
-      tokensPrompt: prompt,
-      tokensCompletion: completion,
+      ...settlement(
+        answers[0].model,
+        t,
+        answers.reduce((n, a) => n + a.charge, 0n),
+      ),
+      cacheDiscountNano: answers.reduce((n, a) => n + a.discount, 0n),
       finishReason: answers[answers.length - 1].result.choices[0]?.finish_reason ?? null,
     });
-    const total = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost };
+    const total = usageFigures(t, cost);
     const outcomes = answers.map((a) => ({ completion: a.result, model: a.model, requestId, usage: total }));
     return { outcomes, total };
   });
@@ -173,7 +202,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
 
   let delivered = '';
   let finishReason: string | null = null;
-  let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+  let reported: ChatChunk['usage'];
   // Counted once however often it is asked for: by each checkpoint, and by the settle.
   let promptTokens: Promise<number> | undefined;
   const countPrompt = () => {
@@ -184,7 +213,7 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   const soFar = async () => {
     const prompt = await countPrompt();
     const completion = await countTokens(delivered);
-    return { chargeNano: textCharge(model, prompt, completion), tokensPrompt: prompt, tokensCompletion: completion, finishReason: 'error' };
+    return { ...settlement(model, countedFigures(prompt, completion)), finishReason: 'error' };
   };
   try {
     for (let step = result.first; !step.done; step = await result.iterator.next()) {
@@ -211,16 +240,8 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     return;
   }
 
-  const u = reported ?? { prompt_tokens: await countPrompt(), completion_tokens: await countTokens(delivered) };
-  const cost = await paid.settle({
-    chargeNano: textCharge(model, u.prompt_tokens, u.completion_tokens),
-    tokensPrompt: u.prompt_tokens,
-    tokensCompletion: u.completion_tokens,
-    finishReason,
-  });
-  sink.finish(
-    { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, cost },
-    finishReason,
-  );
+  const t = reported ? figuresOf(reported) : countedFigures(await countPrompt(), await countTokens(delivered));
+  const cost = await paid.settle({ ...settlement(model, t), finishReason });
+  sink.finish(usageFigures(t, cost), finishReason);
   client.end();
 }

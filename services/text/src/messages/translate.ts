@@ -18,6 +18,15 @@ function joinText(blocks: Array<{ type: string; text?: string }>, separator: str
     .join(separator);
 }
 
+/**
+ * A prompt-caching breakpoint rides on the chat part or tool it marks (the shape OpenRouter's chat API takes too), so
+ * a message-API upstream gets it back where the client put it (anthropic/request.ts in @gateway/upstreams).
+ */
+function cacheControlOf(b: object): { cache_control?: unknown } {
+  const c = (b as { cache_control?: unknown }).cache_control;
+  return c === undefined ? {} : { cache_control: c };
+}
+
 /** Tool answers become `tool` turns ahead of the rest of the user turn: chat upstreams want them right after the call. */
 function userTurns(content: string | UserBlock[]): ChatMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
@@ -28,13 +37,14 @@ function userTurns(content: string | UserBlock[]): ChatMessage[] {
       const text = typeof b.content === 'string' ? b.content : joinText(b.content ?? [], '\n');
       out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: text });
     } else if (b.type === 'text') {
-      parts.push({ type: 'text', text: b.text });
+      parts.push({ type: 'text', text: b.text, ...cacheControlOf(b) });
     } else {
       const url = b.source.type === 'base64' ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
-      parts.push({ type: 'image_url', image_url: { url } });
+      parts.push({ type: 'image_url', image_url: { url }, ...cacheControlOf(b) });
     }
   }
-  if (parts.length === 1 && parts[0].type === 'text') out.push({ role: 'user', content: parts[0].text as string });
+  if (parts.length === 1 && parts[0].type === 'text' && parts[0].cache_control === undefined)
+    out.push({ role: 'user', content: parts[0].text as string });
   else if (parts.length > 0) out.push({ role: 'user', content: parts });
   return out;
 }
@@ -63,8 +73,14 @@ function toolChoiceOf(choice: NonNullable<MessagesBody['tool_choice']>): unknown
 
 /** A validated message-API body as the chat call every text upstream understands. */
 export function toChatBody(body: MessagesBody): ChatCall['body'] {
-  const system = typeof body.system === 'string' ? body.system : joinText(body.system ?? [], '\n');
-  const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
+  const messages: ChatMessage[] = [];
+  // System blocks with a caching breakpoint stay parts; otherwise one text, as chat upstreams read it best.
+  if (Array.isArray(body.system) && body.system.some((b) => b.cache_control !== undefined)) {
+    messages.push({ role: 'system', content: body.system.map((b) => ({ type: 'text', text: b.text, ...cacheControlOf(b) })) });
+  } else {
+    const system = typeof body.system === 'string' ? body.system : joinText(body.system ?? [], '\n');
+    if (system) messages.push({ role: 'system', content: system });
+  }
   for (const m of body.messages) {
     if (m.role === 'user') messages.push(...userTurns(m.content));
     else messages.push(assistantTurn(m.content));
@@ -84,6 +100,7 @@ export function toChatBody(body: MessagesBody): ChatCall['body'] {
           tools: tools.map((t) => ({
             type: 'function',
             function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema },
+            ...cacheControlOf(t),
           })),
         }
       : {}),
@@ -128,14 +145,25 @@ export function toolUseId(id: string | undefined, requestId: string, index: numb
 }
 
 export interface MessagesUsage {
+  /** As the message API counts it: the prompt tokens neither read from nor written to the cache. */
   input_tokens: number;
   output_tokens: number;
+  /** Present when the upstream used its prompt cache. */
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
   /** Addition: the exact charge, a decimal string, as on chat completions. */
   cost: string;
 }
 
 export function usageOf(u: ChatOutcome['usage']): MessagesUsage {
-  return { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens, cost: u.cost };
+  const read = u.prompt_tokens_details?.cached_tokens ?? 0;
+  const write = u.prompt_tokens_details?.cache_write_tokens ?? 0;
+  return {
+    input_tokens: u.prompt_tokens - read - write,
+    output_tokens: u.completion_tokens,
+    ...(read || write ? { cache_read_input_tokens: read, cache_creation_input_tokens: write } : {}),
+    cost: u.cost,
+  };
 }
 
 /** A settled chat outcome in the message API's shape, under the gateway's id and slug. */

@@ -30,7 +30,7 @@ export interface ResponseUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
-  /** The openai client types require the breakdowns; the gateway measures neither, so they read 0. */
+  /** Of input_tokens, read from the upstream's prompt cache; of output_tokens, reasoning (0 when not reported). */
   input_tokens_details: { cached_tokens: number };
   output_tokens_details: { reasoning_tokens: number };
   /** Addition: the exact charge, a decimal string, as on chat completions. */
@@ -86,8 +86,8 @@ export function responseUsage(u: ChatUsageFigures): ResponseUsage {
     input_tokens: u.prompt_tokens,
     output_tokens: u.completion_tokens,
     total_tokens: u.total_tokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens_details: { reasoning_tokens: 0 },
+    input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
     cost: u.cost,
   };
 }

@@ -54,6 +54,9 @@ export function encodeBatch(body: Batch['body']): string {
         r.origin,
         r.usage_estimated,
         r.provider ?? null,
+        r.tokens_cached ?? 0,
+        r.tokens_reasoning ?? 0,
+        r.cache_discount_nano ?? '0',
       ];
     }),
     // checkpoint_hold keeps the record whole (a later start charges it as a close would).

@@ -63,10 +63,12 @@ BEGIN
   -- As close_hold writes them.
   INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason,
     tokens_prompt, tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
-    latency, generation_time, attempts, fallback_used, origin, usage_estimated, provider, total_cost, created_at)
+    latency, generation_time, attempts, fallback_used, origin, usage_estimated, provider, tokens_cached, tokens_reasoning,
+    cache_discount, total_cost, created_at)
   SELECT x->>1, x->>0, x->>2, x->>3, x->>6, (x->>7)::boolean, x->>8, x->>9, x->>10,
     (x->>11)::int, (x->>12)::int, (x->>13)::int, (x->>14)::int, COALESCE((x->>15)::int, 0), COALESCE((x->>16)::int, 0),
     (x->>17)::int, (x->>18)::int, (x->>19)::int, (x->>20)::boolean, COALESCE(x->>21, ''), COALESCE((x->>22)::boolean, false), x->>23,
+    COALESCE((x->>24)::int, 0), COALESCE((x->>25)::int, 0), COALESCE((x->>26)::bigint, 0),
     (x->>4)::bigint, to_timestamp((x->>5)::bigint / 1000.0)
     FROM jsonb_array_elements(p->'records') AS x
   ON CONFLICT (request_id) DO UPDATE SET
@@ -75,6 +77,7 @@ BEGIN
     native_tokens_prompt = EXCLUDED.native_tokens_prompt, native_tokens_completion = EXCLUDED.native_tokens_completion,
     latency = EXCLUDED.latency, generation_time = EXCLUDED.generation_time, attempts = EXCLUDED.attempts,
     fallback_used = EXCLUDED.fallback_used, usage_estimated = EXCLUDED.usage_estimated, provider = EXCLUDED.provider,
+    tokens_cached = EXCLUDED.tokens_cached, tokens_reasoning = EXCLUDED.tokens_reasoning, cache_discount = EXCLUDED.cache_discount,
     total_cost = EXCLUDED.total_cost,
     streamed = EXCLUDED.streamed;
   RETURN true;
