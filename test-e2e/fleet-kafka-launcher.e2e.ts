@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { ensureKafkaBroker, stopKafkaBroker } from 'model-gateway/kafka-broker';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { PG_URL, expectLedgerInvariants, fleetLedger, pickFleetPort, pickPort, settled } from './support/harness';
-import { runEntry, type RunningProcess } from '@gateway/testing';
+import { runEntry, type RunningProcess, waitFor } from '@gateway/testing';
 
 /**
  * `BUS=kafka pnpm fleet` with KAFKA_BROKERS unset, at the process level: the launcher runs deploy/kafka's broker with
@@ -15,6 +15,9 @@ import { runEntry, type RunningProcess } from '@gateway/testing';
  * A broker already running from that directory (here the test's) is used and left running.
  */
 const runFleet = (env: Record<string, string>) => runEntry('deploy/local-fleet.ts', env, { detached: true });
+// The edge answers before the launcher has heard from every service: its summary (with the bus line) comes after the
+// last one is up, which a broker still loading its coordinator can delay by seconds.
+const summaryPrinted = (fleet: RunningProcess) => waitFor(() => fleet.output().includes('Fleet ready:'), "the fleet's summary", 60_000);
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -116,6 +119,7 @@ describe('BUS=kafka pnpm fleet without KAFKA_BROKERS runs its own broker', () =>
       let fleet = runFleet(env);
       try {
         expect(await ready(fleet, base)).toEqual({ ready: true, output: '' });
+        await summaryPrinted(fleet);
         expect(fleet.output()).toContain(`bus: kafka at 127.0.0.1:${kafkaPort} (started by this fleet, stopped with it)`);
         const admin = (p: string, body: unknown) =>
           fetch(`${base}${p}`, {
@@ -147,6 +151,7 @@ describe('BUS=kafka pnpm fleet without KAFKA_BROKERS runs its own broker', () =>
       fleet = runFleet(env);
       try {
         expect(await ready(fleet, base)).toEqual({ ready: true, output: '' });
+        await summaryPrinted(fleet);
         expect(fleet.output()).toMatch(new RegExp(`bus: kafka at 127\\.0\\.0\\.1:${kafkaPort}\\n`));
         // The same log (not formatted again) and the same balance; the next call settles on top of it.
         expect(fs.readFileSync(metaFile, 'utf8')).toContain(`cluster.id=${clusterId}`);
