@@ -6,6 +6,7 @@ import { describeOrSkip, waitFor } from '@gateway/testing';
 import { TEXT_PRICE } from '../support/config';
 import { expectLedgerInvariants } from '../support/harness';
 import { textCost } from '../support/money';
+import { type ChatOutcome as Outcome, callerLoop, chatOnce } from './support/chat-load';
 import {
   type FaultFleet,
   gatedConfig,
@@ -29,14 +30,6 @@ const PER_CALL = textCost(TEXT_PRICE, 3, 1);
 /** Calls each outage test holds at the upstream across the outage, so their settles meet it. */
 const GATED = 4;
 
-interface Outcome {
-  status: number;
-  requestId: string | null;
-  body: string;
-  /** The connection broke (reset, or the body was cut before its end). */
-  broken: boolean;
-}
-
 const config = (upstreamUrl: string) => gatedConfig(upstreamUrl, ['ok', 'gated']);
 
 describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEnginesSkipReason(), () => {
@@ -55,45 +48,8 @@ describeOrSkip('fleet: PostgreSQL and Redis restarted under load', privateEngine
     await Promise.all([pg?.stop(), redis?.stop()]);
   });
 
-  /** One chat call, its whole answer read; a reset or a cut body is an outcome, not a test failure. */
-  async function chat(key: string, model: string): Promise<Outcome> {
-    let res: Response;
-    try {
-      res = await fetch(`${f.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'ping' }] }),
-      });
-    } catch {
-      return { status: 0, requestId: null, body: '', broken: true };
-    }
-    const requestId = res.headers.get('x-gateway-request-id');
-    try {
-      return { status: res.status, requestId, body: await res.text(), broken: false };
-    } catch {
-      return { status: res.status, requestId, body: '', broken: true };
-    }
-  }
-
-  /** Light load: a few callers in a loop, each pausing after a refusal; stop() waits for their last calls. */
-  function load(key: string, callers = 2) {
-    const results: Outcome[] = [];
-    let running = true;
-    const loops = Array.from({ length: callers }, async () => {
-      while (running) {
-        const o = await chat(key, 'test/ok');
-        results.push(o);
-        await new Promise((r) => setTimeout(r, o.status === 200 ? 10 : 100));
-      }
-    });
-    return {
-      results,
-      async stop() {
-        running = false;
-        await Promise.all(loops);
-      },
-    };
-  }
+  const chat = (key: string, model: string): Promise<Outcome> => chatOnce(f.url, key, model);
+  const load = (key: string, callers = 2) => callerLoop(() => chat(key, 'test/ok'), callers);
 
   /** GATED calls held at the upstream's gate: in flight, their holds placed, once this resolves. */
   async function gatedCalls(key: string): Promise<Promise<Outcome>[]> {

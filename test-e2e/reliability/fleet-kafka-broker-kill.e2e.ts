@@ -6,6 +6,7 @@ import { ensureKafkaBroker, processAlive, type RunningBroker } from 'model-gatew
 import { TEXT_PRICE } from '../support/config';
 import { PG_URL, expectLedgerInvariants, pickPort, settled } from '../support/harness';
 import { textCost } from '../support/money';
+import { type ChatOutcome, callerLoop, chatOnce } from './support/chat-load';
 import { type FaultFleet, gatedConfig, type GatedUpstream, startFaultFleet, startGatedUpstream } from './support/private-engines';
 
 /**
@@ -21,11 +22,7 @@ const PER_CALL = textCost(TEXT_PRICE, 3, 1);
 const GATED = 4;
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-interface Outcome {
-  status: number;
-  requestId: string | null;
-  body: string;
-  broken: boolean;
+interface Outcome extends ChatOutcome {
   /** When the call was sent and when its answer had been read (Date.now()), for the figures. */
   sentAt: number;
   doneAt: number;
@@ -55,44 +52,10 @@ KAFKA.describe('fleet on Kafka: the broker SIGKILLed under paid traffic and rest
 
   async function chat(key: string, model: string): Promise<Outcome> {
     const sentAt = Date.now();
-    const done = (o: Omit<Outcome, 'sentAt' | 'doneAt'>): Outcome => ({ ...o, sentAt, doneAt: Date.now() });
-    let res: Response;
-    try {
-      res = await fetch(`${f.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'ping' }] }),
-      });
-    } catch {
-      return done({ status: 0, requestId: null, body: '', broken: true });
-    }
-    const requestId = res.headers.get('x-gateway-request-id');
-    try {
-      return done({ status: res.status, requestId, body: await res.text(), broken: false });
-    } catch {
-      return done({ status: res.status, requestId, body: '', broken: true });
-    }
+    return { ...(await chatOnce(f.url, key, model)), sentAt, doneAt: Date.now() };
   }
 
-  /** A few callers in a loop, each pausing a little after a refusal; stop() waits for their last calls. */
-  function load(key: string, callers = 3) {
-    const results: Outcome[] = [];
-    let running = true;
-    const loops = Array.from({ length: callers }, async () => {
-      while (running) {
-        const o = await chat(key, 'test/ok');
-        results.push(o);
-        await new Promise((r) => setTimeout(r, o.status === 200 ? 10 : 100));
-      }
-    });
-    return {
-      results,
-      async stop() {
-        running = false;
-        await Promise.all(loops);
-      },
-    };
-  }
+  const load = (key: string, callers = 3) => callerLoop(() => chat(key, 'test/ok'), callers);
 
   it('charges every answered call once at its price, leaves no hold open and keeps the ledger’s invariants', async () => {
     const acct = await f.account(50);
