@@ -2,29 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createMemoryBus, type EventBus } from '@gateway/bus';
-import { buildRegistry, parseConfig } from '@gateway/config';
+import { buildRegistry } from '@gateway/config';
 import type { Db } from '@gateway/db';
 import { type Engine, openTestDb, type TestDb } from '@gateway/db/testing';
 import { errorHandler } from '@gateway/errors';
 import { createMemoryMeter } from '@gateway/ratelimit';
 import { createLogger, INTERNAL } from '@gateway/service-kit';
 import { createMcpService, type McpLimits, type McpService, mcpLimitsOf, migrations } from '../index';
-
-const CONFIG = parseConfig({
-  providers: [{ id: 'sim', kind: 'simulated' }],
-  models: [
-    {
-      id: 'mcp/chat',
-      name: 'Chat',
-      category: 'text',
-      status: 'available',
-      context_length: 8192,
-      max_output_tokens: 64,
-      pricing: { prompt: '0.000001', completion: '0.000002' },
-      endpoints: [{ provider: 'sim', model: 'chat' }],
-    },
-  ],
-});
+import { MCP_TEST_CONFIG } from './config';
 
 /** A database whose queries are counted, to tell one query per tick from one per stream. */
 export interface CountingDb extends Db {
@@ -70,12 +55,12 @@ export async function startMcp(
     {
       db,
       bus,
-      registry: buildRegistry(CONFIG),
+      registry: buildRegistry(MCP_TEST_CONFIG),
       logger: createLogger('mcp-test', 'silent'),
       meter: createMemoryMeter(),
       edgeUrl: () => 'http://127.0.0.1:9',
     },
-    { maxRequestBody: '8mb', limits: { ...mcpLimitsOf(CONFIG), ...limits }, pollMs: opts.pollMs ?? 60_000 },
+    { maxRequestBody: '8mb', limits: { ...mcpLimitsOf(MCP_TEST_CONFIG), ...limits }, pollMs: opts.pollMs ?? 60_000 },
   );
   await service.start();
   const app = express()

@@ -1,30 +1,15 @@
-import { buildRegistry, parseConfig } from '@gateway/config';
+import { buildRegistry } from '@gateway/config';
 import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { EdgeAnswer, EdgeCall, EdgeClient } from '../edge-client';
 import { OneShotTransport } from '../one-shot-transport';
+import { MCP_TEST_CONFIG } from '../testing/config';
 import { buildServer } from '../server';
 import type { SessionStore } from '../sessions';
 import type { Notifier } from '../stream/notifier';
 import { availableTools, type Caller, type ToolDeps } from './index';
 
 const caller: Caller = { key: 'sk-test', accountId: 'acct_1', keyId: 'key_1', sessionId: 'mcp_1' };
-const registry = buildRegistry(
-  parseConfig({
-    providers: [{ id: 'sim', kind: 'simulated' }],
-    models: [
-      {
-        id: 'mcp/chat',
-        name: 'Chat',
-        category: 'text',
-        status: 'available',
-        context_length: 8192,
-        max_output_tokens: 64,
-        pricing: { prompt: '0.000001', completion: '0.000002' },
-        endpoints: [{ provider: 'sim', model: 'chat' }],
-      },
-    ],
-  }),
-);
+const registry = buildRegistry(MCP_TEST_CONFIG);
 
 /** A stand-in for the edge that records every call and answers `answer`. */
 function fakeEdge(answer: Partial<EdgeAnswer> = {}) {
