@@ -3,6 +3,7 @@ import { serviceCommand } from '@gateway/topology';
 import { waitFor, REPO_ROOT as ROOT } from '@gateway/testing';
 import { PG_URL, expectLedgerInvariants, settled } from '../support/harness';
 import { textCost } from '../support/money';
+import { type ChatOutcome as Outcome, chatOnce } from './support/chat-load';
 import { TEXT_PRICE } from '../support/config';
 import { type FaultFleet, type GatedUpstream, gatedConfig, startFaultFleet, startGatedUpstream } from './support/private-engines';
 
@@ -20,13 +21,6 @@ const PER_CALL = textCost(TEXT_PRICE, 3, 1);
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 /** What the chart would set for a 14 s grace period and a 5 s preStop: text cuts what is still open after 4 s. */
 const DRAIN_TIMEOUT_MS = 9_000;
-
-interface Outcome {
-  status: number;
-  requestId: string | null;
-  body: string;
-  broken: boolean;
-}
 
 describe("a fleet in the kubelet's hands: probes during an outage, a stop under load", () => {
   let upstream: GatedUpstream;
@@ -48,33 +42,7 @@ describe("a fleet in the kubelet's hands: probes during an outage, a stop under 
     await upstream?.close();
   });
 
-  async function chat(key: string, model: string, stream = false, onBody?: (soFar: string) => void): Promise<Outcome> {
-    let res: Response;
-    try {
-      res = await fetch(`${f.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, max_tokens: 5, stream, messages: [{ role: 'user', content: 'ping' }] }),
-      });
-    } catch {
-      return { status: 0, requestId: null, body: '', broken: true };
-    }
-    const requestId = res.headers.get('x-gateway-request-id');
-    let body = '';
-    try {
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        body += decoder.decode(value, { stream: true });
-        onBody?.(body);
-      }
-    } catch {
-      return { status: res.status, requestId, body, broken: true };
-    }
-    return { status: res.status, requestId, body, broken: false };
-  }
+  const chat = (key: string, model: string, stream = false, onBody?: (soFar: string) => void) => chatOnce(f.url, key, model, { stream, onBody });
 
   /**
    * Defect 7: readiness says whether this pod can serve, never whether a shared dependency answers. Billing down

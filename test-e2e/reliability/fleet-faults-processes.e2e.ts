@@ -5,6 +5,7 @@ import { type FakeFal, startFakeFal } from '../support/fake-fal';
 import { EVENTS_FLEET, PG_URL, expectLedgerInvariants, settled } from '../support/harness';
 import { FAL_KEY_ENV, HOLD, falJobOf, jobsClient, jobsConfig, release, startRunning, VIDEO_RATE } from '../support/jobs';
 import { nano, textCost } from '../support/money';
+import { type ChatOutcome as Outcome, chatOnce } from './support/chat-load';
 import { busView } from './support/bus-view';
 import { type FaultFleet, type GatedUpstream, gatedConfig, startFaultFleet, startGatedUpstream } from './support/private-engines';
 
@@ -17,14 +18,6 @@ import { type FaultFleet, type GatedUpstream, gatedConfig, startFaultFleet, star
 /** Every call of the gated upstream: 3 prompt and 1 completion tokens at the e2e catalogue's price, 0.005 USD. */
 const PER_CALL = textCost(TEXT_PRICE, 3, 1);
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-
-interface Outcome {
-  status: number;
-  requestId: string | null;
-  body: string;
-  /** The connection broke (reset, or the body was cut before its end). */
-  broken: boolean;
-}
 
 function config(upstreamUrl: string, falUrl: string) {
   const jobs = jobsConfig(falUrl, { jobs: { lease: '2s', poll_interval: '50ms' } });
@@ -60,34 +53,7 @@ describe.each(buses)('fleet on %s: a service SIGKILLed with money in flight', (b
     await fal?.close();
   });
 
-  /** One chat call, its whole answer read; a reset or a cut body is an outcome, not a test failure. */
-  async function chat(key: string, model: string, opts: { stream?: boolean; onBody?: (soFar: string) => void } = {}): Promise<Outcome> {
-    let res: Response;
-    try {
-      res = await fetch(`${f.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, max_tokens: 5, stream: opts.stream ?? false, messages: [{ role: 'user', content: 'ping' }] }),
-      });
-    } catch {
-      return { status: 0, requestId: null, body: '', broken: true };
-    }
-    const requestId = res.headers.get('x-gateway-request-id');
-    let body = '';
-    try {
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        body += decoder.decode(value, { stream: true });
-        opts.onBody?.(body);
-      }
-    } catch {
-      return { status: res.status, requestId, body, broken: true };
-    }
-    return { status: res.status, requestId, body, broken: false };
-  }
+  const chat = (key: string, model: string, opts: { stream?: boolean; onBody?: (soFar: string) => void } = {}) => chatOnce(f.url, key, model, opts);
 
   const openHolds = async (accountId: string) =>
     (await f.ledger(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND state = 'open'`, [accountId]))[0].n as number;

@@ -7,24 +7,38 @@ export interface ChatOutcome {
   broken: boolean;
 }
 
-/** One small chat call to the gateway at `url`. */
-export async function chatOnce(url: string, key: string, model: string): Promise<ChatOutcome> {
+/** One small chat call to the gateway at `url`, streamed when asked; `onBody` sees the answer grow as it arrives. */
+export async function chatOnce(
+  url: string,
+  key: string,
+  model: string,
+  opts: { stream?: boolean; onBody?: (soFar: string) => void } = {},
+): Promise<ChatOutcome> {
   let res: Response;
   try {
     res = await fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'ping' }] }),
+      body: JSON.stringify({ model, max_tokens: 5, stream: opts.stream ?? false, messages: [{ role: 'user', content: 'ping' }] }),
     });
   } catch {
     return { status: 0, requestId: null, body: '', broken: true };
   }
   const requestId = res.headers.get('x-gateway-request-id');
+  let body = '';
   try {
-    return { status: res.status, requestId, body: await res.text(), broken: false };
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      body += decoder.decode(value, { stream: true });
+      opts.onBody?.(body);
+    }
   } catch {
-    return { status: res.status, requestId, body: '', broken: true };
+    return { status: res.status, requestId, body, broken: true };
   }
+  return { status: res.status, requestId, body, broken: false };
 }
 
 /**
