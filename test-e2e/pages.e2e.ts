@@ -173,6 +173,8 @@ describeOrSkip('the status page, the account console and the operator console in
 
       const page = await openConsole(acct.key);
       await page.waitForSelector('[data-figure=available]');
+      // The form is gone once the key is in use.
+      expect(await page.isHidden('#login')).toBe(true);
       const credits = (await api(acct.key, 'GET', '/v1/credits')).json.data;
       const figure = (name: string) => page.textContent(`[data-figure=${name}]`);
       expect({
@@ -258,6 +260,7 @@ describeOrSkip('the status page, the account console and the operator console in
     it('the operator creates an account, tops it up, creates a key, which works until revoked there', async () => {
       const page = await openAdmin(gw.adminToken);
       await page.waitForSelector('#accounts table');
+      expect(await page.isHidden('#login')).toBe(true);
       await page.fill('#new-credits', '0');
       await page.click('#create-account button');
       await page.waitForSelector('#detail-card:not([hidden]) [data-figure=available]');
@@ -313,6 +316,7 @@ describeOrSkip('the status page, the account console and the operator console in
       await page.waitForSelector('#login-error:not([hidden])');
       expect(await page.textContent('#login-error')).toContain(expected);
       expect(await page.isVisible('#credential')).toBe(true);
+      expect(await page.isHidden('#app')).toBe(true);
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
 
       const wrongToken = 'not-the-admin-token';

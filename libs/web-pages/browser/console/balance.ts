@@ -22,7 +22,7 @@ const keyRecord = z.object({
   expires_at: z.nullable(z.string()),
 });
 
-const item = (name: string, value: string, id: string) => [h('dt', {}, name), h('dd', { 'data-figure': id }, value)];
+const item = (name: string, value: string | Node, id: string) => [h('dt', {}, name), h('dd', { 'data-figure': id }, value)];
 
 /** Credits, usage, held and available (GET /v1/credits), and the key's cap and what is left of it (GET /v1/key). */
 export async function loadBalance(key: string): Promise<void> {
@@ -43,6 +43,6 @@ export async function loadBalance(key: string): Promise<void> {
     ...item('Key limit', kr.limit === null ? 'none' : usd(kr.limit), 'limit'),
     ...item('Key limit left', kr.limit_remaining === null ? '—' : usd(kr.limit_remaining), 'limit_remaining'),
     ...item('Rate limit', `${int(kr.rate_limit.requests)} per ${kr.rate_limit.interval}`, 'rate_limit'),
-    ...item('Account', kr.account_id, 'account_id'),
+    ...item('Account', h('code', {}, kr.account_id), 'account_id'),
   );
 }

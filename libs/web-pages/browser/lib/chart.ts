@@ -66,7 +66,9 @@ export function stackedBars(labels: string[], series: Series[], format: (v: numb
       r.append(tip);
       root.append(r);
     });
-    if (i === 0 || i === labels.length - 1 || i % 7 === 0) {
+    // A label each week and on the last day, none so close to the last that the two overlap.
+    const last = labels.length - 1;
+    if (i === last || (i % 7 === 0 && last - i >= 4)) {
       const t = svg('text', { x: left + i * slot + slot / 2, y: H - 6, 'text-anchor': 'middle', class: 'tick' });
       t.textContent = label.slice(5);
       root.append(t);
