@@ -80,7 +80,10 @@ describe('the service table', () => {
     for (const s of SERVICES) {
       for (const p of paths(s)) {
         // Every path is the API's, but for the status page (HTML from /v1/status, served by its owner).
-        expect({ p: p.source, anchored: p.source.startsWith('^\\/v1\\/') || p.source === '^\\/status\\/?$' }).toEqual({ p: p.source, anchored: true });
+        expect({ p: p.source, anchored: p.source.startsWith('^\\/v1\\/') || p.source === '^\\/status\\/?$' }).toEqual({
+          p: p.source,
+          anchored: true,
+        });
         expect(p.flags).toBe('');
       }
     }
