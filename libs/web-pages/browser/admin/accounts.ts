@@ -13,6 +13,11 @@ export const accountSummary = z.object({
   usage: money,
   held: money,
   available: money,
+  // The exact figures beside the two-decimal ones, which a correction needs.
+  credits_exact: z.optional(z.string()),
+  usage_exact: z.optional(z.string()),
+  held_exact: z.optional(z.string()),
+  available_exact: z.optional(z.string()),
   rate_limit: z.optional(z.nullable(z.object({ requests: z.number(), interval: z.string() }))),
   job_concurrency: z.optional(z.nullable(z.number())),
 });

@@ -33,14 +33,17 @@ export async function openAccount(token: string, id: string): Promise<void> {
   current = d;
   byId('detail-card').hidden = false;
   byId('detail-h').textContent = `Account ${d.account_id}`;
-  const item = (name: string, value: string, field: string) => [h('dt', {}, name), h('dd', { 'data-figure': field }, value)];
+  const item = (name: string, value: string, field: string, exact?: string) => [
+    h('dt', {}, name),
+    h('dd', { 'data-figure': field, title: exact === undefined ? undefined : `exactly ${usd(exact)}` }, value),
+  ];
   fill(
     byId('detail'),
     ...item('State', d.suspended ? 'suspended' : 'active', 'state'),
-    ...item('Credits', usd(d.credits), 'credits'),
-    ...item('Usage', usd(d.usage), 'usage'),
-    ...item('Held', usd(d.held), 'held'),
-    ...item('Available', usd(d.available), 'available'),
+    ...item('Credits', usd(d.credits), 'credits', d.credits_exact),
+    ...item('Usage', usd(d.usage), 'usage', d.usage_exact),
+    ...item('Held', usd(d.held), 'held', d.held_exact),
+    ...item('Available', usd(d.available), 'available', d.available_exact),
     ...item('Rate limit', d.rate_limit ? `${d.rate_limit.requests} per ${d.rate_limit.interval}` : 'default', 'rate_limit'),
     ...item('Job concurrency', d.job_concurrency ? String(d.job_concurrency) : 'default', 'job_concurrency'),
     ...item('Created', when(d.created_at), 'created_at'),
