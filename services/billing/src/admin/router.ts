@@ -55,9 +55,11 @@ export function adminRouter(
 
   r.get('/accounts/:id', async (req, res) => {
     await ledger.caughtUp();
-    // The Credits record first (this route's answer before the console needed more), then the account and its keys.
+    // The account as the list shows it, the Credits record (this route's answer before the console needed more),
+    // then its keys.
     const credits = await creditsRecord(db, req.params.id);
-    res.json({ data: { ...credits, ...(await accountDetail(db, req.params.id, defaults)) } });
+    const { keys, ...account } = await accountDetail(db, req.params.id, defaults);
+    res.json({ data: { ...account, ...credits, keys } });
   });
 
   r.patch('/accounts/:id', async (req, res) => {
