@@ -105,6 +105,8 @@ describe('the service table', () => {
       ['/v1/key', 'billing'],
       ['/v1/credits/', 'billing'],
       ['/v1/generation', 'billing'],
+      ['/v1/generations', 'billing'],
+      ['/v1/activity', 'billing'],
       ['/v1/mcp', 'mcp'],
     ];
     for (const [p, owner] of keyed) {
@@ -123,7 +125,18 @@ describe('the service table', () => {
       expect({ p, owner: publicOwner(p) }).toEqual({ p, owner });
       expect({ p, owner: keyedOwner(p) }).toEqual({ p, owner: undefined });
     }
-    for (const p of ['/v1/chat/completions/extra', '/v1/mcpx', '/v2/models', '/admin/v1/accounts', '/v1/keys', '/statusx', '/console', '/admin'])
+    for (const p of [
+      '/v1/chat/completions/extra',
+      '/v1/mcpx',
+      '/v2/models',
+      '/admin/v1/accounts',
+      '/v1/keys',
+      '/v1/generationsx',
+      '/v1/activity/x',
+      '/statusx',
+      '/console',
+      '/admin',
+    ])
       expect({ p, keyed: keyedOwner(p), open: publicOwner(p) }).toEqual({ p, keyed: undefined, open: undefined });
     // No path of the list above is claimed by a second service.
     for (const [p] of [...keyed, ...open])

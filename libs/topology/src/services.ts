@@ -44,7 +44,7 @@ export const SERVICES = [
     port: 8081,
     urlEnv: 'BILLING_URL',
     publicPaths: [],
-    keyedPaths: [/^\/v1\/(key|credits|generation)\/?$/],
+    keyedPaths: [/^\/v1\/(key|credits|generations?|activity)\/?$/],
     admin: true,
     peers: [],
     startsFirst: true,

@@ -11,6 +11,8 @@ import { jobSettings } from './ledger/job-settings';
 import { mountKey } from './routes/key';
 import { mountCredits } from './routes/credits';
 import { mountGeneration } from './routes/generation';
+import { mountGenerations } from './routes/generations';
+import { mountActivity } from './routes/activity';
 import { type AdminLedgerAccess, adminRouter, tablesOnly } from './admin/router';
 import { resolveAdminToken } from './admin/auth';
 import { internalRouter } from './internal/router';
@@ -51,7 +53,7 @@ export interface BillingServiceDeps {
 export interface BillingService {
   /** The synchronous port other services call (in-process object; the fleet reaches it via internalRouter). */
   port: BillingPort & JobSettingsPort & ReplayPort;
-  /** Keyed public routes: /v1/key, /v1/credits, /v1/generation. */
+  /** Keyed public routes: /v1/key, /v1/credits, /v1/generation, /v1/generations, /v1/activity. */
   publicRouter: Router;
   /** /admin/v1/*, matched on the full path. */
   adminRouter: Router;
@@ -104,6 +106,8 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
   mountKey(publicRouter, db, defaultRate);
   mountCredits(publicRouter, db);
   mountGeneration(publicRouter, db);
+  mountGenerations(publicRouter, db);
+  mountActivity(publicRouter, db);
 
   let subscription: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -116,6 +120,7 @@ export async function createBillingService(deps: BillingServiceDeps): Promise<Bi
       '/admin/v1',
       adminRouter(
         db,
+        { rateLimit: defaultRate, jobConcurrency: config.limits.job_concurrency },
         admin.hash,
         deps.onKeyRevoked ?? (() => {}),
         (id) => {

@@ -3,8 +3,10 @@ import type { Db } from '@gateway/db';
 import { jsonBody, validate } from '@gateway/service-kit';
 import { addCredits, createAccount, creditsRecord, rotateWebhookSecret, updateAccount } from '../ledger/accounts';
 import { createKey, revokeKey } from '../ledger/keys';
+import { pageOf } from '../paging';
+import { type AccountDefaults, accountDetail, accountView, listAccounts } from './accounts';
 import { requireAdmin } from './auth';
-import { createAccountBody, createKeyBody, creditsBody, patchAccountBody } from './schemas';
+import { createAccountBody, createKeyBody, creditsBody, listAccountsQuery, patchAccountBody } from './schemas';
 
 /**
  * How the admin API reaches tables that an in-memory ledger also decides on (billing's index.ts supplies it).
@@ -23,6 +25,8 @@ export const tablesOnly: AdminLedgerAccess = { caughtUp: async () => {}, change:
 /** The operator's admin API (spec/operations.md), mounted at /admin/v1. */
 export function adminRouter(
   db: Db,
+  /** The config's limits, shown for an account that sets none of its own. */
+  defaults: AccountDefaults,
   adminTokenHash: string,
   onKeyRevoked: (keyId: string) => void,
   /** Told after an account is created (billing announces it on the bus); must not throw. */
@@ -42,9 +46,20 @@ export function adminRouter(
     res.status(201).json({ data: { account_id: id } });
   });
 
+  r.get('/accounts', async (req, res) => {
+    const q = validate(listAccountsQuery, req.query);
+    await ledger.caughtUp();
+    const rows = await listAccounts(db, { search: q.search, after: q.cursor, limit: q.limit + 1 });
+    res.json(pageOf(rows, q.limit, accountView(defaults)));
+  });
+
   r.get('/accounts/:id', async (req, res) => {
     await ledger.caughtUp();
-    res.json({ data: { account_id: req.params.id, ...(await creditsRecord(db, req.params.id)) } });
+    // The account as the list shows it, the Credits record (this route's answer before the console needed more),
+    // then its keys.
+    const credits = await creditsRecord(db, req.params.id);
+    const { keys, ...account } = await accountDetail(db, req.params.id, defaults);
+    res.json({ data: { ...account, ...credits, keys } });
   });
 
   r.patch('/accounts/:id', async (req, res) => {

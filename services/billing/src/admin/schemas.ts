@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { rateLimitSchema } from '@gateway/config';
 import { parseUsd } from '@gateway/money';
+import { cursorParam, limitParam } from '../paging';
 
 /**
  * Money in admin bodies is a JSON number or a decimal string of USD, read here once into exact nano-USD by
@@ -36,3 +37,16 @@ export const createKeyBody = z.strictObject({
   limit: usdAmount.refine(notNegative, 'must not be negative').nullable().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
 });
+
+/** GET /admin/v1/accounts: paged as GET /v1/jobs; an empty `search` (a console's empty box) is none. */
+export const listAccountsQuery = z
+  .object({
+    search: z
+      .string()
+      .max(200)
+      .transform((s) => s.trim() || undefined)
+      .optional(),
+    limit: limitParam,
+    cursor: cursorParam.optional(),
+  })
+  .passthrough();
