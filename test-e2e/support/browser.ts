@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { IN_CI, REPO_ROOT } from '@gateway/testing';
@@ -20,8 +21,12 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
-/** Where the README's screenshots live; the suites write them on each run. */
-export const SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
+/**
+ * Where the suite's screenshots go: the README's, docs/screenshots/, with UPDATE_SCREENSHOTS=1; otherwise a folder
+ * under the system's temporary one, so a test run never rewrites files of the tree (each run's ids and times differ).
+ */
+export const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'gateway-page-screenshots');
 
 export const DESKTOP = { width: 1280, height: 860 };
 /** A common phone width (iPhone 12 to 15). */
