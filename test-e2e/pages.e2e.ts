@@ -83,6 +83,32 @@ describeOrSkip('the status page, the account console and the operator console in
       return p;
     };
 
+    /**
+     * The page at a phone's width (390 px): nothing wider than the screen, so nothing scrolls sideways. Screenshots of
+     * both widths for the README come from the embedded run.
+     */
+    const atDesktopAndPhone = async (page: Page, name: string) => {
+      if (mode === 'embedded') await screenshot(page, `${name}-desktop`);
+      await page.setViewportSize(PHONE);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+      if (mode === 'embedded') await screenshot(page, `${name}-phone`);
+    };
+
+    it('each page loads at most 150 KB of JavaScript, gzipped', async () => {
+      for (const p of ['/status', '/console', '/admin']) {
+        const html = await (await fetch(`${gw.url}${p}`)).text();
+        const scripts = [...html.matchAll(/<script[^>]* src="([^"]+)"/g)].map((m) => m[1] as string);
+        expect(scripts).toEqual([expect.stringMatching(/^\/pages\/[a-z]+\.js$/)]);
+        let bytes = 0;
+        for (const src of scripts) {
+          const r = await fetch(`${gw.url}${src}`, { headers: { 'accept-encoding': 'gzip' } });
+          expect({ src, status: r.status, encoding: r.headers.get('content-encoding') }).toEqual({ src, status: 200, encoding: 'gzip' });
+          bytes += Number(r.headers.get('content-length'));
+        }
+        expect({ p, within: bytes > 0 && bytes <= 150 * 1024 }).toEqual({ p, within: true });
+      }
+    });
+
     it('the status page renders without JavaScript: 90 bars per component, a label per state, AA contrast, its headers', async () => {
       // The monitor samples every second: wait for a measured component, so the page shows real states.
       await waitFor(async () => (await (await fetch(`${gw.url}/v1/status`)).json()).overall !== 'UNCONFIGURED', 'a first status sample', 20_000);
@@ -134,11 +160,7 @@ describeOrSkip('the status page, the account console and the operator console in
         }, v);
         expect({ v, ratio: contrast(colour, card) >= 3 }).toEqual({ v, ratio: true });
       }
-      if (mode === 'embedded') {
-        await screenshot(page, 'status-desktop');
-        await page.setViewportSize(PHONE);
-        await screenshot(page, 'status-phone');
-      }
+      await atDesktopAndPhone(page, 'status');
       await noJs.close();
     });
 
@@ -206,11 +228,7 @@ describeOrSkip('the status page, the account console and the operator console in
       // Activity: the day's spending by model, charted and tabled.
       await page.waitForSelector('svg.chart rect');
       expect(await page.locator('svg.chart rect title').first().textContent()).toMatch(/test\/chat/);
-      if (mode === 'embedded') {
-        await screenshot(page, 'console-desktop');
-        await page.setViewportSize(PHONE);
-        await screenshot(page, 'console-phone');
-      }
+      await atDesktopAndPhone(page, 'console');
       await page.close();
     });
 
@@ -301,11 +319,7 @@ describeOrSkip('the status page, the account console and the operator console in
       expect((await api(gw.adminToken, 'GET', `/admin/v1/accounts/${accountId}`)).json.data.suspended).toBe(true);
       await page.click('#rotate');
       await page.waitForSelector('[data-secret="Webhook secret"]');
-      if (mode === 'embedded') {
-        await screenshot(page, 'admin-desktop');
-        await page.setViewportSize(PHONE);
-        await screenshot(page, 'admin-phone');
-      }
+      await atDesktopAndPhone(page, 'admin');
       await page.close();
     });
 
