@@ -24,7 +24,6 @@ async function section(errorId: string, work: () => Promise<void>): Promise<void
 }
 
 async function load(key: string): Promise<void> {
-  document.body.dataset.loading = 'true';
   const reloadJobs = async () => {
     await Promise.all([section('jobs-error', () => loadJobs(key, reloadJobs)), section('balance-error', () => loadBalance(key))]);
   };
@@ -36,7 +35,6 @@ async function load(key: string): Promise<void> {
     section('calls-error', () => loadCalls(key)),
     section('jobs-error', () => loadJobs(key, reloadJobs)),
   ]);
-  document.body.dataset.loading = 'false';
 }
 
 wireActivity();
