@@ -366,8 +366,10 @@ describeOrSkip('the status page, the account console and the operator console in
 
       expect(await context.cookies()).toEqual([]);
       expect(urls.length).toBeGreaterThan(10);
+      // Everything the gateway logged at debug level. It keeps no access log, so this guards the lines it does write
+      // (warnings, errors, each fleet process's start, which makes the fleet's never empty).
       const logs = gw.logs();
-      expect(logs.length).toBeGreaterThan(0);
+      if (mode !== 'embedded') expect(logs.length).toBeGreaterThan(0);
       for (const secret of secrets) {
         expect(urls.filter((u) => u.includes(secret) || u.includes(encodeURIComponent(secret)))).toEqual([]);
         expect(logs.includes(secret)).toBe(false);
