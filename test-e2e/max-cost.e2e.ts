@@ -48,8 +48,22 @@ function capConfig(openaiUrl: string) {
       text('mc/deaf', 'deaf-100'),
       text('mc/dear', 'hello-99', DEAR_PRICE),
       text('mc/flaky', 'status-503', FLAKY_PRICE),
-      { id: 'mc/image', name: 'image', category: 'image', status: 'available', pricing: { image: IMAGE_PRICE }, endpoints: [{ provider: 'oai', model: 'images-b64' }] },
-      { id: 'mc/video', name: 'video', category: 'video', status: 'available', pricing: { second: VIDEO_RATE }, endpoints: [{ provider: 'sim', model: 'sim-video' }] },
+      {
+        id: 'mc/image',
+        name: 'image',
+        category: 'image',
+        status: 'available',
+        pricing: { image: IMAGE_PRICE },
+        endpoints: [{ provider: 'oai', model: 'images-b64' }],
+      },
+      {
+        id: 'mc/video',
+        name: 'video',
+        category: 'video',
+        status: 'available',
+        pricing: { second: VIDEO_RATE },
+        endpoints: [{ provider: 'sim', model: 'sim-video' }],
+      },
     ],
   };
 }
@@ -95,7 +109,12 @@ describe.each(['embedded', EVENTS_FLEET] as Mode[])('max_cost through the %s gat
 
   it('streamed, from an upstream that ignores the limit: the gateway ends the stream at the cap with finish_reason length', async () => {
     const { data: stream, response } = await openai.chat.completions
-      .create({ model: 'mc/deaf', messages: [{ role: 'user', content: PROMPT }], stream: true, max_cost: CAP } as OpenAI.ChatCompletionCreateParamsStreaming)
+      .create({
+        model: 'mc/deaf',
+        messages: [{ role: 'user', content: PROMPT }],
+        stream: true,
+        max_cost: CAP,
+      } as OpenAI.ChatCompletionCreateParamsStreaming)
       .withResponse();
     let text = '';
     const finishes: Array<string | null> = [];
@@ -163,7 +182,12 @@ describe.each(['embedded', EVENTS_FLEET] as Mode[])('max_cost through the %s gat
       message: `max_cost is 0.01 USD, below the least this call can cost: ${LEAST} USD on mc/chat; nothing was held or charged`,
     });
     const anthropicErr = await anthropic.messages
-      .create({ model: 'mc/chat', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }], max_cost: 0.0109 } as Anthropic.MessageCreateParamsNonStreaming)
+      .create({
+        model: 'mc/chat',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: PROMPT }],
+        max_cost: 0.0109,
+      } as Anthropic.MessageCreateParamsNonStreaming)
       .catch((e) => e);
     expect(anthropicErr.status).toBe(402);
     expect(await ledgerFigures()).toEqual(before);

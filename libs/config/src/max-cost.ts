@@ -32,21 +32,19 @@ function nanoOf(value: string | number): bigint | string {
  * `max_cost`: the most, in USD, the client will pay for this call, whatever the upstream does. Parsed once, here,
  * to integer nano-USD; @gateway/spend's PaidCall enforces it (the hold, the refusal, the output limit).
  */
-export const maxCostSchema = z
-  .union([z.number(), z.string()], SHAPE)
-  .transform((value, ctx) => {
-    // NaN and the infinities cannot come in JSON, but a body built in code can carry them.
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      ctx.addIssue({ code: 'custom', message: SHAPE });
-      return z.NEVER;
-    }
-    const nano = nanoOf(value);
-    if (typeof nano === 'string') {
-      ctx.addIssue({ code: 'custom', message: nano });
-      return z.NEVER;
-    }
-    return nano;
-  });
+export const maxCostSchema = z.union([z.number(), z.string()], SHAPE).transform((value, ctx) => {
+  // NaN and the infinities cannot come in JSON, but a body built in code can carry them.
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    ctx.addIssue({ code: 'custom', message: SHAPE });
+    return z.NEVER;
+  }
+  const nano = nanoOf(value);
+  if (typeof nano === 'string') {
+    ctx.addIssue({ code: 'custom', message: nano });
+    return z.NEVER;
+  }
+  return nano;
+});
 
 /**
  * The fields by which a client steers and bounds what a paid call may spend, the same on every paid route:

@@ -279,7 +279,12 @@ describe('PaidCall', () => {
         { id: 'acme/dear', endpoints: ['p1/dear'] },
         { id: 'acme/cheap', endpoints: ['p1/cheap'] },
       ]);
-      const paid = await begin(['acme/dear', 'acme/cheap'], 300n, { 'acme/dear': 2_000n, 'acme/cheap': 250n }, { 'acme/dear': 301n, 'acme/cheap': 50n });
+      const paid = await begin(
+        ['acme/dear', 'acme/cheap'],
+        300n,
+        { 'acme/dear': 2_000n, 'acme/cheap': 250n },
+        { 'acme/dear': 301n, 'acme/cheap': 50n },
+      );
       expect(paid.candidates.map((m) => m.config.id)).toEqual(['acme/cheap']);
       expect(fx.billing.requests.map((r) => [r.amountNano, r.model])).toEqual([[250n, 'acme/cheap']]);
       await paid.release('test');

@@ -42,7 +42,21 @@ export const imagesBody = z
     ...spendControlFields,
   })
   .transform(
-    ({ model, prompt, n, size, aspect_ratio, resolution, quality, reference_urls, response_format: _f, stream: _s, provider, max_cost, ...extra }) => ({
+    ({
+      model,
+      prompt,
+      n,
+      size,
+      aspect_ratio,
+      resolution,
+      quality,
+      reference_urls,
+      response_format: _f,
+      stream: _s,
+      provider,
+      max_cost,
+      ...extra
+    }) => ({
       model,
       prompt,
       n,
