@@ -150,6 +150,26 @@ describe.each(['embedded', EVENTS_FLEET] as Mode[])('max_cost through the %s gat
     await expectSettled(message.id.replace(/^msg_/, ''), CAP, textCost(TEXT_PRICE, 1, AFFORDED));
   });
 
+  it.each([
+    ['/v1/completions', { prompt: PROMPT }, (events: any[]) => events.find((e) => e.choices?.[0]?.finish_reason)?.choices[0].finish_reason],
+    ['/v1/responses', { input: PROMPT }, (events: any[]) => events.find((e) => e.type === 'response.incomplete')?.response.incomplete_details.reason],
+  ])('%s streamed ends at the cap as its API ends at a limit', async (route, body, ending) => {
+    const r = await fetch(`${gw.url}${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mc/deaf', stream: true, max_cost: CAP, ...body }),
+    });
+    expect(r.status).toBe(200);
+    const events = (await r.text())
+      .split('\n\n')
+      .map((f) => f.split('\n').find((l) => l.startsWith('data: {')))
+      .filter((l): l is string => l !== undefined)
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(ending(events)).toBe(route === '/v1/responses' ? 'max_output_tokens' : 'length');
+    // The prompt is one user message either way: the same 10 tokens afforded, the same 0.021 charged.
+    await expectSettled(r.headers.get('x-gateway-request-id'), CAP, textCost(TEXT_PRICE, 1, AFFORDED));
+  });
+
   it('non-streamed, from an upstream that ignores the limit: the charge is clamped to the cap, the gateway absorbs the rest', async () => {
     const { data, response } = await chat('mc/deaf', { max_cost: CAP });
     // 5 × 0.001 + 100 × 0.002 = 0.205 reported; 0.03 charged.
@@ -205,7 +225,8 @@ describe.each(['embedded', EVENTS_FLEET] as Mode[])('max_cost through the %s gat
     // 5 seconds at 0.01 a second: 0.05.
     const video = await fetch(`${gw.url}/v1/queue/mc/video`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+      // With an Idempotency-Key the submit fingerprints its validated body, max_cost (a bigint by then) included.
+      headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json', 'idempotency-key': `video-${mode}` },
       body: JSON.stringify({ prompt: 'a lighthouse', duration: 5, max_cost: 0.04 }),
     });
     expect(video.status).toBe(402);
