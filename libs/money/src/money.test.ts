@@ -84,6 +84,8 @@ describe('mostUnits', () => {
     expect(mostUnits(1n, [], parseRate('0.0000000006'))).toBe(2n);
     expect(mostUnits(parseUsd('0.001'), spent, parseRate('0.002'))).toBe(-1n);
     expect(mostUnits(parseUsd('0.001'), [], 0n)).toBeUndefined();
+    // A term in a finer unit (video milliseconds) is no whole-unit spend: refused rather than misread.
+    expect(() => mostUnits(1n, [[1000, 1n, 1000n]], 1n)).toThrow(RangeError);
   });
 
   it('agrees with charge() on many budgets and rates', () => {

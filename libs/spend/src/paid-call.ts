@@ -83,11 +83,6 @@ export class PaidCall {
     return this.plan.map((p) => p.model);
   }
 
-  /** The client's `max_cost` in nano-USD, which the route's output limits are derived from; undefined when uncapped. */
-  get maxCostNano(): bigint | undefined {
-    return this.spec.maxCostNano;
-  }
-
   /**
    * Resolves the models, plans the route and places the hold; throws 400 invalid_request (a model of another
    * category, provider preferences that exclude everything or a model above provider.max_price),

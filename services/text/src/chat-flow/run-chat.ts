@@ -110,7 +110,7 @@ async function begin(
     text: promptText(b),
     count: b.messages.length,
     requested: requestedCap(b),
-    choices: typeof b.n === 'number' ? b.n : 1,
+    choices: choicesOf(b),
   }));
   const cap = await textCapOf(bodies, maxCost);
   const paid = await PaidCall.begin(deps, {
