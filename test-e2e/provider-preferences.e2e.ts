@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import OpenAI from 'openai';
+import { jobsClient } from './support/jobs';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { TEXT_PRICE } from './support/config';
 import { textCost } from './support/money';
@@ -16,6 +19,8 @@ import {
 
 const modes: Mode[] = ['embedded', EVENTS_FLEET];
 const PROVIDERS = ['east', 'west', 'north'] as const;
+/** Two simulated providers, for the categories the OpenAI fakes do not serve (rerank, the job queue). */
+const SIMULATED = ['sim-a', 'sim-b'] as const;
 
 /**
  * Three providers, each its own fake upstream, so a test sees which one a call reached. Every model lists them
@@ -24,8 +29,20 @@ const PROVIDERS = ['east', 'west', 'north'] as const;
 function preferencesConfig(urls: string[]) {
   const endpoints = (models: string[]) => models.map((model, i) => ({ provider: PROVIDERS[i], model }));
   const text = { category: 'text', status: 'available', context_length: 4096, max_output_tokens: 100, pricing: TEXT_PRICE };
+  const media = (id: string, category: string, pricing: Record<string, string>, endpoints: Array<{ provider: string; model: string }>) => ({
+    id,
+    name: id,
+    category,
+    status: 'available',
+    pricing,
+    endpoints,
+  });
+  const simulated = (model: string) => SIMULATED.map((provider) => ({ provider, model }));
   return {
-    providers: PROVIDERS.map((id, i) => ({ id, kind: 'openai', base_url: urls[i], timeout_ms: 10_000 })),
+    providers: [
+      ...PROVIDERS.map((id, i) => ({ id, kind: 'openai', base_url: urls[i], timeout_ms: 10_000 })),
+      ...SIMULATED.map((id) => ({ id, kind: 'simulated' })),
+    ],
     models: [
       { id: 'pp/chat', name: 'chat', ...text, endpoints: endpoints(['ok', 'ok', 'ok']) },
       { id: 'pp/east-fails', name: 'east fails', ...text, endpoints: endpoints(['status-503', 'ok']) },
@@ -53,6 +70,11 @@ function preferencesConfig(urls: string[]) {
         pricing: { image: '0.04' },
         endpoints: endpoints(['images-b64', 'images-b64']),
       },
+      // The routes of the other categories, each with two endpoints a preference chooses between.
+      media('pp/rerank', 'rerank', { prompt: '0.001' }, simulated('sim-rerank')),
+      media('pp/video', 'video', { second: '0.01' }, simulated('sim-video')),
+      media('pp/speech', 'audio', { character: '0.001' }, endpoints(['speech-ok', 'speech-ok'])),
+      media('pp/stt', 'audio', { second: '0.001' }, endpoints(['stt-ok', 'stt-ok'])),
     ],
   };
 }
@@ -228,5 +250,52 @@ describe.each(modes)('provider preferences through the %s gateway', (mode) => {
     expect(err.status).toBe(400);
     expect(err.error.message).toBe('Invalid request: provider: no endpoint is left: pp/image is priced above provider.max_price (image 0.04 > 0.03)');
     expect(await holdCount(gw, acct.accountId)).toBe(holds);
+  });
+
+  it('the generation record names the provider that served a rerank, a speech, a transcription and a queue job', async () => {
+    const post = (route: string, body: unknown) =>
+      fetch(`${gw.url}${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const servedBy = async (r: Response) => {
+      expect(r.status).toBeLessThan(300);
+      await r.arrayBuffer();
+      await settled(gw, acct.accountId);
+      return (await generationOf(gw, acct.key, r.headers.get('x-gateway-request-id'))).provider;
+    };
+
+    expect(await servedBy(await post('/v1/rerank', { model: 'pp/rerank', query: 'q', documents: ['a', 'b'], provider: { order: ['sim-b'] } }))).toBe(
+      'sim-b',
+    );
+
+    const before = calls();
+    const speech = await client.audio.speech
+      .create({
+        model: 'pp/speech',
+        input: 'hello',
+        voice: 'alloy',
+        response_format: 'wav',
+        provider: { ignore: ['east'] },
+      } as OpenAI.Audio.SpeechCreateParams)
+      .withResponse();
+    expect(await servedBy(speech.response)).toBe('west');
+
+    const mp3 = fs.readFileSync(path.join(__dirname, '../services/media/src/transcriptions/fixtures/silence-1.5s.mp3')).toString('base64');
+    const stt = await post('/v1/audio/transcriptions', { model: 'pp/stt', input_audio: { data: mp3, format: 'mp3' }, provider: { order: ['west'] } });
+    expect(await servedBy(stt)).toBe('west');
+    expect(callsSince(before)).toEqual({ east: 0, west: 2, north: 0 });
+
+    // A job is answered by the worker, which resumes the hold (and its preferences) after the submit.
+    const jobs = jobsClient(
+      () => gw.url,
+      () => acct.key,
+    );
+    const sub = await jobs.submit({ model: 'pp/video', prompt: 'a lighthouse', duration: 1, provider: { order: ['sim-b'] } }, { queue: true });
+    expect(sub.status).toBe(200);
+    await jobs.untilCompleted(sub.json.request_id);
+    await settled(gw, acct.accountId);
+    expect(await generationOf(gw, acct.key, sub.headers.get('x-gateway-request-id'))).toMatchObject({ model: 'pp/video', provider: 'sim-b' });
   });
 });

@@ -15,6 +15,10 @@ import { malformedCountOf } from './malformed-usage';
  *   slow-<ms>     waits that long before the response head
  *   break-<n>     streams n content chunks, then destroys the socket (no [DONE]); non-streamed: destroys at once
  *                 (break-0: only the opening role chunk, no content, then the cut)
+ *   hello-<n>     like words-<n>, but every word is "hello": one o200k token each, so the gateway's own count of
+ *                 what it delivers equals the upstream's (a test of a stream cut by the gateway can be worked by hand)
+ *   deaf-<n>      like hello-<n>, but ignores the request's output limit, as a misbehaving upstream would: always n
+ *                 words, finish_reason stop
  *   trickle-<n>-<ms>  streams n words like words-<n>, the first at once and each next one <ms> later (a client
  *                 can leave mid-answer and the gateway has seen exactly the words before it left); stops when
  *                 the gateway hangs up
@@ -55,14 +59,16 @@ export function startFakeOpenAI(): Promise<FakeUpstream> {
     if (slow) await new Promise((r) => setTimeout(r, Number(slow[1])));
     const brk = /^break-(\d+)$/.exec(model);
     const trickle = /^trickle-(\d+)-(\d+)$/.exec(model);
-    const words = /^words-(\d+)$/.exec(model) ?? trickle;
-    const limit = body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY;
+    const hello = /^(hello|deaf)-(\d+)$/.exec(model);
+    const deaf = hello?.[1] === 'deaf';
+    const words = /^words-(\d+)$/.exec(model) ?? trickle ?? (hello && [hello[0], hello[2]]);
+    const limit = deaf ? Number.POSITIVE_INFINITY : (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY);
     const wordCount = words ? Math.min(Number(words[1]), limit) : 0;
     const finish = words && wordCount < Number(words[1]) ? 'length' : 'stop';
     const pieces = brk
       ? Array.from({ length: Number(brk[1]) }, (_, i) => `part${i} `)
       : words
-        ? Array.from({ length: wordCount }, (_, i) => `${i ? ' ' : ''}w${i + 1}`)
+        ? Array.from({ length: wordCount }, (_, i) => `${i ? ' ' : ''}${hello ? 'hello' : `w${i + 1}`}`)
         : ['po', 'ng'];
     const bad = malformedCountOf(model);
     const usage =

@@ -11,6 +11,7 @@ export {
   ROUTING_STRATEGIES,
 } from './schema';
 export { providerPreferencesSchema, type ProviderPreferences } from './provider-preferences';
+export { maxCostSchema, spendControlFields } from './max-cost';
 export { loadConfig, parseConfig, ConfigError } from './load';
 export { DEFAULT_CONFIG } from './default-config';
 export { loadFleetConfig } from './fleet-config';

@@ -94,6 +94,24 @@ export function charge(terms: ChargeTerm[]): Nano {
   return (scaled + unit / 2n) / unit;
 }
 
+/**
+ * The most units `k` at `unitRateAtto` each that fit beside `spent` within `budget`: the largest `k` for which
+ * `charge([...spent, [k, unitRateAtto]]) <= budget`, with charge's own rounding, so a cost cap derived from it holds
+ * to the nano. Negative (-1) when `spent` alone is over the budget; undefined when the unit is free (no bound).
+ * `spent` takes whole-unit terms only (no `per`): what a cost cap reckons before the call.
+ */
+export function mostUnits(budget: Nano, spent: ChargeTerm[], unitRateAtto: bigint): bigint | undefined {
+  if (unitRateAtto <= 0n) return undefined;
+  let spentAtto = 0n;
+  for (const [q, rate, per = 1n] of spent) {
+    if (per !== 1n) throw new RangeError('mostUnits takes whole-unit terms only');
+    spentAtto += BigInt(q) * rate;
+  }
+  // charge() rounds (atto + half) / unit down, so it stays within budget while atto + half < (budget + 1) × unit.
+  const room = (budget + 1n) * ATTO_PER_NANO - ATTO_PER_NANO / 2n - 1n - spentAtto;
+  return room < 0n ? -1n : room / unitRateAtto;
+}
+
 /** Exact decimal string of a nano amount, without trailing zeros ("0.005", "12", "0"). */
 export function formatUsd(nano: Nano): string {
   const neg = nano < 0n;

@@ -1,4 +1,4 @@
-import { charge, formatRate, formatUsd, parseRate, parseUsd, toCents2 } from './index';
+import { charge, formatRate, formatUsd, mostUnits, parseRate, parseUsd, toCents2 } from './index';
 
 describe('money', () => {
   it('reads USD amounts exactly, never through binary floating point', () => {
@@ -69,5 +69,38 @@ describe('money', () => {
     expect(toCents2(parseUsd('0.0049'))).toBe(0);
     expect(toCents2(parseUsd('-0.005'))).toBe(-0.01);
     expect(formatRate(parseRate('0.000002'))).toBe('0.000002');
+  });
+});
+
+describe('mostUnits', () => {
+  it('is the largest count whose charge, rounded as charge() rounds, stays within the budget', () => {
+    // 9 prompt tokens at 0.001 and one fee of 0.0005 leave 0.0405 of 0.05: 20 tokens at 0.002 (0.04) fit, 21 do not.
+    const spent: Array<[number, bigint]> = [
+      [9, parseRate('0.001')],
+      [1, parseRate('0.0005')],
+    ];
+    expect(mostUnits(parseUsd('0.05'), spent, parseRate('0.002'))).toBe(20n);
+    // Rounding: at 0.6 nano a unit, 2 units are 1.2 nano (rounds to 1, fits 1 nano); 3 are 1.8 (rounds to 2).
+    expect(mostUnits(1n, [], parseRate('0.0000000006'))).toBe(2n);
+    expect(mostUnits(parseUsd('0.001'), spent, parseRate('0.002'))).toBe(-1n);
+    expect(mostUnits(parseUsd('0.001'), [], 0n)).toBeUndefined();
+    // A term in a finer unit (video milliseconds) is no whole-unit spend: refused rather than misread.
+    expect(() => mostUnits(1n, [[1000, 1n, 1000n]], 1n)).toThrow(RangeError);
+  });
+
+  it('agrees with charge() on many budgets and rates', () => {
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let i = 0; i < 500; i++) {
+      const budget = BigInt(next(1_000_000));
+      const spent: Array<[number, bigint]> = [[next(50), BigInt(next(1_000_000_000)) * 1000n]];
+      const rate = BigInt(1 + next(2_000_000_000)) * 100n;
+      const k = mostUnits(budget, spent, rate) as bigint;
+      if (k >= 0n) expect(charge([...spent, [k, rate]])).toBeLessThanOrEqual(budget);
+      expect(charge([...spent, [k + 1n, rate]])).toBeGreaterThan(budget);
+    }
   });
 });

@@ -12,3 +12,4 @@ export { type ImageShape, resolveShape, type ShapeFields } from './image-shape';
 export { listedRates } from './listed';
 export { billedSeconds, characterCount, speechCharge, transcriptionCharge } from './audio';
 export { FALLBACK_DURATION_SECONDS, heldSeconds, millisToSeconds, secondsToMillis, videoCharge, videoWorstCase } from './video';
+export { affordableImages, affordableOutput, type TextLoad, textLeastCost } from './cost-cap';

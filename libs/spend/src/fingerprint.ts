@@ -9,6 +9,8 @@ function canonical(value: unknown): string {
       .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
   }
+  // A validated body may carry a bigint (max_cost in nano-USD), which JSON.stringify refuses: its digits stand for it.
+  if (typeof value === 'bigint') return `${value}n`;
   return JSON.stringify(value) ?? 'null';
 }
 

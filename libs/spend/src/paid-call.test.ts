@@ -248,4 +248,73 @@ describe('PaidCall', () => {
       await paid.release('test');
     });
   });
+
+  describe('with max_cost', () => {
+    const begin = (slugs: string[], maxCostNano: bigint, worst: Record<string, bigint>, least: Record<string, bigint>) =>
+      PaidCall.begin(fx.deps, {
+        ctx: testContext(),
+        category: 'text',
+        slugs,
+        streamed: false,
+        worstCase: (m) => worst[m.config.id],
+        leastCost: (m) => least[m.config.id],
+        maxCostNano,
+      });
+
+    it('holds the cap when it is below the worst case, and the worst case when it is above: a cap above changes nothing', async () => {
+      await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+      const capped = await begin(['acme/a'], 500n, { 'acme/a': 900n }, { 'acme/a': 100n });
+      const loose = await begin(['acme/a'], 5_000n, { 'acme/a': 900n }, { 'acme/a': 100n });
+      expect(fx.billing.requests.map((r) => r.amountNano)).toEqual([500n, 900n]);
+      // A charge past the cap (an upstream that ignored the limit it was sent) is clamped to it, the figure kept.
+      await capped.settle(usage(700n));
+      await loose.release('test');
+      await fx.billing.delivered();
+      expect(fx.billing.closes[0]).toMatchObject({ outcome: 'settle', charge_nano: '500', record: { capped_from_nano: '700' } });
+    });
+
+    it('skips a model whose least charge passes the cap and tries the next, holding for the models left', async () => {
+      await world([
+        { id: 'acme/dear', endpoints: ['p1/dear'] },
+        { id: 'acme/cheap', endpoints: ['p1/cheap'] },
+      ]);
+      const paid = await begin(
+        ['acme/dear', 'acme/cheap'],
+        300n,
+        { 'acme/dear': 2_000n, 'acme/cheap': 250n },
+        { 'acme/dear': 301n, 'acme/cheap': 50n },
+      );
+      expect(paid.candidates.map((m) => m.config.id)).toEqual(['acme/cheap']);
+      expect(fx.billing.requests.map((r) => [r.amountNano, r.model])).toEqual([[250n, 'acme/cheap']]);
+      await paid.release('test');
+    });
+
+    it('refuses with 402 naming the cap and the least the call can cost, before any hold', async () => {
+      await world([
+        { id: 'acme/a', endpoints: ['p1/a'] },
+        { id: 'acme/b', endpoints: ['p1/b'] },
+      ]);
+      const begun = begin(['acme/a', 'acme/b'], 1_000n, { 'acme/a': 9_000n, 'acme/b': 9_000n }, { 'acme/a': 3_500n, 'acme/b': 1_001n });
+      await expect(begun).rejects.toMatchObject({
+        code: 'insufficient_credits',
+        status: 402,
+        message: 'max_cost is 0.000001 USD, below the least this call can cost: 0.000001001 USD on acme/b; nothing was held or charged',
+      });
+      expect(fx.billing.requests).toEqual([]);
+    });
+
+    it('takes the worst case as the least cost of a fixed-price call', async () => {
+      await world([{ id: 'acme/a', endpoints: ['p1/a'] }]);
+      const begun = PaidCall.begin(fx.deps, {
+        ctx: testContext(),
+        category: 'text',
+        slugs: ['acme/a'],
+        streamed: false,
+        worstCase: () => 40_000_000n,
+        maxCostNano: 39_999_999n,
+      });
+      await expect(begun).rejects.toMatchObject({ code: 'insufficient_credits', message: expect.stringContaining('0.04 USD on acme/a') });
+      expect(fx.billing.requests).toEqual([]);
+    });
+  });
 });

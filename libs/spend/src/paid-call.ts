@@ -8,6 +8,7 @@ import { refuseOtherCategory } from './category';
 import { count } from './counters';
 import { HoldCloser, type CallFacts, type CloseDeps, type Usage } from './hold-closer';
 import type { HoldRecord } from './hold-record';
+import { affordablePlan } from './cost-cap';
 import { type PlannedModel, planRoute } from './route-plan';
 
 export interface SpendDeps extends CloseDeps {
@@ -34,6 +35,13 @@ export interface PaidCallSpec {
   provider?: ProviderPreferences;
   /** Worst-case charge of this request on one model, in nano-USD. */
   worstCase(model: ResolvedModel): bigint;
+  /** The client's `max_cost` in nano-USD (maxCostSchema): the hold never passes it (cost-cap.ts). */
+  maxCostNano?: bigint;
+  /**
+   * The least this request can cost on one model, in nano-USD: a model where it passes `maxCostNano` is not tried.
+   * Absent, the worst case: a fixed-price call (speech, transcription, video) costs what it holds.
+   */
+  leastCost?(model: ResolvedModel): bigint;
 }
 
 export interface Answer<T> {
@@ -78,13 +86,14 @@ export class PaidCall {
   /**
    * Resolves the models, plans the route and places the hold; throws 400 invalid_request (a model of another
    * category, provider preferences that exclude everything or a model above provider.max_price),
-   * 409 model_unavailable or 402 before anything is held or routed.
+   * 409 model_unavailable or 402 (the balance, or a `max_cost` below the least the call can cost) before anything
+   * is held or routed.
    */
   static async begin(deps: SpendDeps, spec: PaidCallSpec): Promise<PaidCall> {
     // Every named model, fallbacks too: one of another category can never serve this route, so it is the client's
     // mistake (400) whatever else is servable, the same answer on every route (category.ts).
     for (const slug of spec.slugs) refuseOtherCategory(deps.registry, slug, spec.category, spec.ctx.route ?? 'this route');
-    const plan = planOf(deps, spec);
+    const plan = affordablePlan(planOf(deps, spec), spec);
     const candidates = plan.map((p) => p.model);
     // Any candidate may end up answering, so the hold must cover the dearest of them (a loop: Math.max refuses bigints).
     let amount = 0n;
@@ -92,6 +101,8 @@ export class PaidCall {
       const w = spec.worstCase(m);
       if (w > amount) amount = w;
     }
+    // The cap is the most the call may cost, so the most it holds: every charge is clamped to the hold at the close.
+    if (spec.maxCostNano !== undefined && spec.maxCostNano < amount) amount = spec.maxCostNano;
     const { ctx } = spec;
     const model = candidates[0].config.id;
     const hold = await deps.billing.placeHold({

@@ -26,12 +26,14 @@ export function requestedCap(body: Record<string, unknown>): number | undefined 
 }
 
 /**
- * A chat-shaped body as the upstream receives it: the effective cap (the one the hold is sized from) in each limit
- * field the client sent, or, when it sent none, in max_completion_tokens: OpenAI's current field, the only one its
- * reasoning models accept (they refuse max_tokens with a 400).
+ * A chat-shaped body as the upstream receives it: the effective cap (the one the hold is sized from, or the tighter
+ * one a `max_cost` affords, `affordable`) in each limit field the client sent, or, when it sent none, in
+ * max_completion_tokens: OpenAI's current field, the only one its reasoning models accept (they refuse max_tokens
+ * with a 400).
  */
-export function withOutputCap<B extends Record<string, unknown>>(model: ResolvedModel, body: B): B {
-  const cap = outputCap(model, requestedCap(body));
+export function withOutputCap<B extends Record<string, unknown>>(model: ResolvedModel, body: B, affordable?: number): B {
+  const held = outputCap(model, requestedCap(body));
+  const cap = affordable === undefined ? held : Math.min(held, affordable);
   const out: Record<string, unknown> = { ...body };
   const sent = LIMIT_FIELDS.filter((f) => typeof body[f] === 'number');
   for (const field of sent.length ? sent : ['max_completion_tokens']) out[field] = cap;

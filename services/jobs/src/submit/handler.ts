@@ -82,6 +82,7 @@ async function submit(deps: SubmitDeps, req: Request, res: Response, slug: strin
       slugs: [slug],
       streamed: false,
       provider: body.provider,
+      maxCostNano: body.max_cost,
       worstCase: (m) => videoWorstCase(m, body.n, body.duration),
     });
     try {

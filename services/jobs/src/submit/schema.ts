@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 const httpsUrl = z
@@ -20,8 +20,8 @@ export const submitBody = z
     n: z.number().int().min(1).max(10).default(1),
     size: z.string().max(64).optional(),
     duration: z.number().min(1, 'at least 1 second').max(600, 'at most 600 seconds').optional(),
-    /** The gateway's routing preferences (OpenRouter's `provider`); kept with the hold for the worker, never forwarded. */
-    provider: providerPreferencesSchema.optional(),
+    /** The gateway's routing preferences (OpenRouter's `provider`), kept with the hold for the worker, and cost cap (`max_cost`); never forwarded. */
+    ...spendControlFields,
   })
   .passthrough();
 export type SubmitBody = z.infer<typeof submitBody>;
@@ -31,6 +31,6 @@ export const submitQuery = z.object({ partner_webhook: httpsUrl.optional() }).pa
 
 /** What the upstream receives: the client's body without the fields only the gateway reads. */
 export function upstreamInput(body: SubmitBody): Record<string, unknown> {
-  const { model: _model, webhook_url: _webhook, provider: _provider, ...input } = body;
+  const { model: _model, webhook_url: _webhook, provider: _provider, max_cost: _maxCost, ...input } = body;
   return input;
 }

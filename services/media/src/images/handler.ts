@@ -1,6 +1,6 @@
 import type { Router } from 'express';
-import type { ProviderConfig } from '@gateway/config';
-import { imageCharge, imageWorstCase, resolveShape } from '@gateway/pricing';
+import type { ProviderConfig, ResolvedModel } from '@gateway/config';
+import { affordableImages, imageCharge, imageWorstCase, resolveShape } from '@gateway/pricing';
 import { clientGone, contextOf, validate } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { ImageProtocol } from '@gateway/upstreams';
@@ -26,6 +26,9 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
     refuseOtherCategory(deps.registry, body.model, 'image', req.path);
     const ctx = contextOf(req);
     const shape = resolveShape(body);
+    // Under a max_cost a model makes the images the cap affords, at most n: one image above it is refused (402).
+    const cap = body.max_cost;
+    const imagesOn = (m: ResolvedModel) => (cap === undefined ? body.n : Math.min(body.n, affordableImages(m, shape.resolution, cap) ?? body.n));
     const paid = await PaidCall.begin(deps, {
       ctx,
       category: 'image',
@@ -33,20 +36,22 @@ export function mountImages(r: Router, deps: ImagesDeps): void {
       streamed: false,
       provider: body.provider,
       worstCase: (m) => imageWorstCase(m, body.n, shape.resolution),
+      maxCostNano: cap,
+      leastCost: (m) => imageCharge(m, 1, shape.resolution),
     });
     // A client gone before the answer: the upstream call stops and nothing is charged.
     const client = clientGone(res);
     try {
       await guarded(paid, async () => {
-        const { result, model } = await paid.call(async (_m, ep) => {
+        const { result, model } = await paid.call(async (m, ep) => {
           const protocol = deps.protocolOf(ep.provider.kind);
           // A provider kind without images fails over like any broken endpoint.
           if (!protocol) throw new Error(`provider kind ${ep.provider.kind} cannot serve image models`);
-          const request = { prompt: body.prompt, n: body.n, ...upstreamShape(shape), quality: body.quality, referenceUrls: body.reference_urls };
+          const request = { prompt: body.prompt, n: imagesOn(m), ...upstreamShape(shape), quality: body.quality, referenceUrls: body.reference_urls };
           return protocol.generateImages(ep, { ...request, extra: body.extra }, { signal: client.signal, requestId: ctx.requestId });
         }, client.signal);
-        // The protocols never answer more than n; were one to, the hold covers n and so does the charge.
-        const files = await keepImages(deps, ctx, result.images.slice(0, body.n));
+        // The protocols never answer more than they were asked; were one to, the extra images are neither kept nor charged.
+        const files = await keepImages(deps, ctx, result.images.slice(0, imagesOn(model)));
         // As PaidCall does up to the answer: a client gone before it could be told of the images is not charged.
         if (client.signal.aborted) {
           await paid.release('client_closed');

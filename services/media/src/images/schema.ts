@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /** The contract's bounds (Limits): prompt length in characters, images per request. */
@@ -38,11 +38,25 @@ export const imagesBody = z
     reference_urls: z.array(httpUrl).max(MAX_REFERENCE_URLS).optional(),
     response_format: z.literal('url', 'only "url": generated images are answered as URLs under /v1/files').optional(),
     stream: z.literal(false, 'streamed image generation is not offered: the answer comes once every image exists').optional(),
-    /** The gateway's routing preferences (OpenRouter's `provider`): read here, never forwarded in `extra`. */
-    provider: providerPreferencesSchema.optional(),
+    /** The gateway's routing preferences (OpenRouter's `provider`) and cost cap (`max_cost`): read here, never forwarded in `extra`. */
+    ...spendControlFields,
   })
   .transform(
-    ({ model, prompt, n, size, aspect_ratio, resolution, quality, reference_urls, response_format: _f, stream: _s, provider, ...extra }) => ({
+    ({
+      model,
+      prompt,
+      n,
+      size,
+      aspect_ratio,
+      resolution,
+      quality,
+      reference_urls,
+      response_format: _f,
+      stream: _s,
+      provider,
+      max_cost,
+      ...extra
+    }) => ({
       model,
       prompt,
       n,
@@ -52,6 +66,7 @@ export const imagesBody = z
       quality,
       reference_urls,
       provider,
+      max_cost,
       extra,
     }),
   );

@@ -14,6 +14,8 @@ export function mountSpeech(r: Router, deps: AudioDeps<SpeechProtocol>): void {
     const body = validate(speechBody, req.body);
     refuseUnpricedAudio(deps.registry, body.model, 'character', ROUTE);
     const request = { input: body.input, voice: body.voice, responseFormat: body.response_format, speed: body.speed };
-    await withAudioClient(res, (client) => runSpeech(contextOf(req), deps, { slug: body.model, provider: body.provider, request }, client));
+    await withAudioClient(res, (client) =>
+      runSpeech(contextOf(req), deps, { slug: body.model, provider: body.provider, maxCost: body.max_cost, request }, client),
+    );
   });
 }

@@ -11,6 +11,8 @@ export interface SpeechCall {
   slug: string;
   /** The client's provider preferences. */
   provider?: ProviderPreferences;
+  /** The client's `max_cost` in nano-USD: the charge is known before the call, so one above it is refused (402). */
+  maxCost?: bigint;
   request: SpeechRequest;
 }
 
@@ -31,6 +33,7 @@ export async function runSpeech(ctx: RequestContext, deps: AudioDeps<SpeechProto
     category: 'audio',
     slugs: [call.slug],
     provider: call.provider,
+    maxCostNano: call.maxCost,
     streamed: true,
     worstCase: (m) => speechCharge(m, call.request.input),
   });

@@ -1,5 +1,5 @@
 import { characterCount } from '@gateway/pricing';
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /**
@@ -27,8 +27,8 @@ export const speechBody = z.object({
   voice: z.string().min(1, 'must not be empty').default('alloy'),
   response_format: z.enum(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']).default('mp3'),
   speed: z.number().min(0.25).max(4).default(1),
-  /** Addition: OpenRouter's provider preferences; never forwarded. */
-  provider: providerPreferencesSchema.optional(),
+  /** Additions: OpenRouter's provider preferences and the cost cap max_cost; never forwarded. */
+  ...spendControlFields,
 });
 
 export type SpeechBody = z.infer<typeof speechBody>;

@@ -23,6 +23,7 @@ interface Asked {
   response_format: 'json' | 'text' | 'srt' | 'verbose_json' | 'vtt';
   timestamp_granularities?: Array<'word' | 'segment'>;
   provider?: ProviderPreferences;
+  max_cost?: bigint;
 }
 
 /** The contract's JSON body, or OpenAI's multipart upload (what its clients send), read and validated alike. */
@@ -56,7 +57,13 @@ export function mountTranscriptions(r: Router, deps: AudioDeps<TranscriptionProt
       timestampGranularities: asked.timestamp_granularities,
       measuredSeconds,
     };
-    const { result, cost } = await runTranscription(contextOf(req), deps, { slug: asked.model, provider: asked.provider, request, measuredSeconds });
+    const { result, cost } = await runTranscription(contextOf(req), deps, {
+      slug: asked.model,
+      provider: asked.provider,
+      maxCost: asked.max_cost,
+      request,
+      measuredSeconds,
+    });
     res.status(200);
     res.setHeader('content-type', result.contentType);
     res.setHeader('x-gateway-cost', cost);

@@ -9,6 +9,8 @@ export interface TranscriptionCall {
   slug: string;
   /** The client's provider preferences. */
   provider?: ProviderPreferences;
+  /** The client's `max_cost` in nano-USD: the measured charge above it is refused (402); the charge never passes it. */
+  maxCost?: bigint;
   request: TranscriptionRequest;
   /** The upload's duration as the gateway measured it, before the call. */
   measuredSeconds: number;
@@ -35,6 +37,7 @@ export async function runTranscription(
     category: 'audio',
     slugs: [call.slug],
     provider: call.provider,
+    maxCostNano: call.maxCost,
     streamed: false,
     worstCase: (m) => transcriptionCharge(m, call.measuredSeconds),
   });

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /** The containers whose duration the gateway can measure before the call (music-metadata reads them all). */
@@ -19,8 +19,8 @@ const options = {
     .optional(),
   response_format: z.enum(['json', 'text', 'srt', 'verbose_json', 'vtt']).default('json'),
   timestamp_granularities: z.array(z.enum(['word', 'segment'])).optional(),
-  /** Addition: OpenRouter's provider preferences (JSON body only: a form field is no object); never forwarded. */
-  provider: providerPreferencesSchema.optional(),
+  /** Additions, never forwarded: OpenRouter's provider preferences (JSON body only: a form field is no object), max_cost (either form). */
+  ...spendControlFields,
 };
 
 const granularitiesNeedVerbose = {

@@ -13,6 +13,7 @@ export function mountChatCompletions(r: PostRoutes, deps: TextDeps): void {
       body: upstreamBody(body),
       stream: body.stream === true,
       provider: body.provider,
+      maxCost: body.max_cost,
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 import { outputLimitFields } from '../output-cap';
 
@@ -19,13 +19,13 @@ export const chatCompletionBody = z.looseObject({
   top_p: z.number().optional(),
   n: z.number().int().positive().optional(),
   models: z.array(z.string().min(1)).max(10).optional(),
-  provider: providerPreferencesSchema.optional(),
+  ...spendControlFields,
 });
 
 export type ChatCompletionBody = z.infer<typeof chatCompletionBody>;
 
 /** Gateway-only fields never reach the upstream. */
 export function upstreamBody(body: ChatCompletionBody): Record<string, unknown> & Pick<ChatCompletionBody, 'messages'> {
-  const { models: _models, provider: _provider, ...rest } = body;
+  const { models: _models, provider: _provider, max_cost: _maxCost, ...rest } = body;
   return rest;
 }

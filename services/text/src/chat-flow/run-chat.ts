@@ -6,6 +6,7 @@ import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
 import { promptText, textWorstCase } from '@gateway/pricing';
 import { countTokens, warmTokenizer, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { requestedCap, withOutputCap } from '../output-cap';
+import { choicesOf, endAtLimit, type TextCap, textCapOf } from './cost-cap';
 import { generatedText } from './generated-text';
 import { withSseClient, type StreamClient } from './stream-client';
 import { chargeOf, countedFigures, discountOf, figuresOf, sumFigures, type TokenFigures } from './token-details';
@@ -26,6 +27,8 @@ export interface ChatCall {
   stream: boolean;
   /** The client's provider preferences: which endpoints may serve, in which order. */
   provider?: ProviderPreferences;
+  /** The client's `max_cost` in nano-USD: the hold, the output limit and a stream's end stay within it (cost-cap.ts). */
+  maxCost?: bigint;
 }
 
 export interface ChatUsageFigures {
@@ -89,7 +92,10 @@ function protocol(deps: TextDeps, kind: ProviderConfig['kind']): TextProtocol {
   return p;
 }
 
-/** Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases. */
+/**
+ * Resolves and holds for one or several chat calls of one request: the hold is the sum of their worst cases, or the
+ * client's `max_cost` when that is less; `cap` says what the cap leaves each model to write.
+ */
 async function begin(
   ctx: RequestContext,
   deps: TextDeps,
@@ -97,27 +103,32 @@ async function begin(
   bodies: ChatCall['body'][],
   streamed: boolean,
   provider: ProviderPreferences | undefined,
-): Promise<PaidCall> {
+  maxCost: bigint | undefined,
+): Promise<{ paid: PaidCall; cap: TextCap | undefined }> {
   // `n` choices may each run to the output cap, so the worst case counts every one of them.
   const prompts = bodies.map((b) => ({
     text: promptText(b),
     count: b.messages.length,
     requested: requestedCap(b),
-    choices: typeof b.n === 'number' ? b.n : 1,
+    choices: choicesOf(b),
   }));
-  return PaidCall.begin(deps, {
+  const cap = await textCapOf(bodies, maxCost);
+  const paid = await PaidCall.begin(deps, {
     ctx,
     category: 'text',
     slugs,
     streamed,
     provider,
     worstCase: (m) => prompts.reduce((sum, p) => sum + textWorstCase(m, p.text, p.count, p.requested, p.choices), 0n),
+    maxCostNano: maxCost,
+    leastCost: cap?.least,
   });
+  return { paid, cap };
 }
 
 /** The non-streamed chat flow every text route shares: hold, call with failover, settle. */
 export async function completeChat(ctx: RequestContext, deps: TextDeps, call: ChatCall): Promise<ChatOutcome> {
-  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body], call.provider);
+  const { outcomes } = await completeChats(ctx, deps, call.slugs, [call.body], call.provider, call.maxCost);
   return outcomes[0];
 }
 
@@ -133,14 +144,15 @@ export async function completeChats(
   slugs: string[],
   bodies: ChatCall['body'][],
   provider?: ProviderPreferences,
+  maxCost?: bigint,
 ): Promise<{ outcomes: ChatOutcome[]; total: ChatUsageFigures }> {
-  const paid = await begin(ctx, deps, slugs, bodies, false, provider);
+  const { paid, cap } = await begin(ctx, deps, slugs, bodies, false, provider, maxCost);
   const { requestId } = ctx;
   return guarded(paid, async () => {
     const answers: Array<{ result: ChatCompletion; model: ResolvedModel; t: TokenFigures; charge: bigint; discount: bigint }> = [];
     for (const body of bodies) {
       const { result, model } = await paid.call((m, ep) =>
-        protocol(deps, ep.provider.kind).chat(ep, withOutputCap(m, { ...body, stream: false }), {
+        protocol(deps, ep.provider.kind).chat(ep, withOutputCap(m, { ...body, stream: false }, cap?.outputLimit(m)), {
           requestId,
           maxOutputTokens: m.config.max_output_tokens,
         }),
@@ -180,11 +192,11 @@ export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, c
  * (counted); nothing if none was delivered.
  */
 export async function runChatStream(ctx: RequestContext, client: StreamClient, deps: TextDeps, call: ChatCall, sink: StreamSink): Promise<void> {
-  const paid = await begin(ctx, deps, call.slugs, [call.body], true, call.provider);
+  const { paid, cap } = await begin(ctx, deps, call.slugs, [call.body], true, call.provider, call.maxCost);
   const { requestId } = ctx;
   const { result, model } = await guarded(paid, () =>
     paid.call(async (m, ep) => {
-      const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, withOutputCap(m, { ...call.body, stream: true }), {
+      const chunks = await protocol(deps, ep.provider.kind).chatStream(ep, withOutputCap(m, { ...call.body, stream: true }, cap?.outputLimit(m)), {
         signal: client.signal,
         requestId,
         maxOutputTokens: m.config.max_output_tokens,
@@ -215,9 +227,16 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     const completion = await countTokens(delivered);
     return { ...settlement(model, countedFigures(prompt, completion)), finishReason: 'error' };
   };
+  // Under a client's max_cost the stream ends at the limit the cap affords, even from an upstream that ignores it.
+  const guard = cap?.streamGuard(model, call.body);
+  let capped: ChatChunk | undefined;
   try {
     for (let step = result.first; !step.done; step = await result.iterator.next()) {
       const chunk = step.value;
+      if (guard && !(await guard.admits(delivered, chunk.choices.map((c) => generatedText(c.delta)).join('')))) {
+        capped = chunk;
+        break;
+      }
       for (const c of chunk.choices) {
         delivered += generatedText(c.delta);
         if (c.finish_reason) finishReason = c.finish_reason;
@@ -240,7 +259,14 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     return;
   }
 
-  const t = reported ? figuresOf(reported) : countedFigures(await countPrompt(), await countTokens(delivered));
+  if (capped) {
+    // Hang up on the upstream (the rest of its answer is drained, not paid for) and end as a limit ends a stream.
+    result.iterator.return?.(undefined).catch(() => undefined);
+    finishReason = 'length';
+    sink.chunk(endAtLimit(capped, choicesOf(call.body)));
+  }
+  // A stream the cap ended never got the upstream's usage: what it delivered is counted, as for a break.
+  const t = reported && !capped ? figuresOf(reported) : countedFigures(await countPrompt(), await countTokens(delivered));
   const cost = await paid.settle({ ...settlement(model, t), finishReason });
   sink.finish(usageFigures(t, cost), finishReason);
   client.end();

@@ -26,6 +26,7 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
         slugs,
         prompts.map((p) => chatBodyFor(body, p)),
         body.provider,
+        body.max_cost,
       );
       sendJson(res, {
         id: outcomes[0].requestId,
@@ -51,7 +52,7 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
       contextOf(req),
       res,
       deps,
-      { slugs, body: chatBodyFor(body, prompts[0]), stream: true, provider: body.provider },
+      { slugs, body: chatBodyFor(body, prompts[0]), stream: true, provider: body.provider, maxCost: body.max_cost },
       {
         start(model, requestId) {
           id = requestId;

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 import { outputLimitFields } from '../output-cap';
 
@@ -15,7 +15,7 @@ export const completionBody = z.looseObject({
   // One choice per prompt is how a batch answers (choice i is prompt i), so several choices per prompt cannot be told apart.
   n: z.literal(1, 'only n=1 is supported on /v1/completions (a batch answers one choice per prompt)').optional(),
   models: z.array(z.string().min(1)).max(10).optional(),
-  provider: providerPreferencesSchema.optional(),
+  ...spendControlFields,
 });
 
 export type CompletionBody = z.infer<typeof completionBody>;
@@ -25,6 +25,6 @@ export const UNSUPPORTED = ['suffix', 'echo', 'logprobs', 'best_of'] as const;
 
 /** One prompt as the chat call the upstream receives: wrapped as one user message. */
 export function chatBodyFor(body: CompletionBody, prompt: string): Record<string, unknown> & { messages: Array<{ role: string; content: string }> } {
-  const { prompt: _p, models: _m, provider: _provider, ...rest } = body;
+  const { prompt: _p, models: _m, provider: _provider, max_cost: _maxCost, ...rest } = body;
   return { ...rest, messages: [{ role: 'user', content: prompt }] };
 }

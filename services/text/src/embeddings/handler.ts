@@ -1,7 +1,7 @@
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
 import type { EmbeddingProtocol } from '@gateway/upstreams';
 import { float32Base64 } from './base64';
-import { countedInputTokens } from './input-tokens';
+import { countedInputTokens } from '../input-flow/input-tokens';
 import { reportedTokens, runInputBilled, type InputBilledDeps } from '../input-flow/run-input-billed';
 import { embeddingsBody, inputsOf } from './schema';
 
@@ -15,6 +15,7 @@ export function mountEmbeddings(r: PostRoutes, deps: InputBilledDeps<EmbeddingPr
       slug: body.model,
       route: '/v1/embeddings',
       provider: body.provider,
+      maxCost: body.max_cost,
       inputs: input,
       attempt: (p, ep, opts) => p.embed(ep, { input, dimensions: body.dimensions, user: body.user }, opts),
       inputTokens: async (r) => reportedTokens(r.usage?.prompt_tokens) ?? (await countedInputTokens(input)),

@@ -1,7 +1,7 @@
 import { maxInputTokens } from '@gateway/pricing';
 import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { validate } from '@gateway/service-kit';
-import { countedInputTokens } from './input-tokens';
+import { countedInputTokens } from '../input-flow/input-tokens';
 import { embeddingsBody, inputsOf, MAX_INPUTS } from './schema';
 
 const parse = (body: unknown) => validate(embeddingsBody, { model: 'm', ...(body as object) });

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /** OpenAI's own ceiling on inputs per request: a request we accept is never refused upstream for its length. */
@@ -21,8 +21,8 @@ export const embeddingsBody = z.object({
   encoding_format: z.enum(['float', 'base64']).default('float'),
   dimensions: z.number().int().positive().optional(),
   user: z.string().optional(),
-  /** Addition: OpenRouter's provider preferences; never forwarded. */
-  provider: providerPreferencesSchema.optional(),
+  /** Additions: OpenRouter's provider preferences and the cost cap max_cost; never forwarded. */
+  ...spendControlFields,
 });
 
 export type EmbeddingsBody = z.infer<typeof embeddingsBody>;

@@ -3,6 +3,7 @@ import { inputCharge, inputWorstCase, type InputTexts } from '@gateway/pricing';
 import type { RequestContext } from '@gateway/service-kit';
 import { PaidCall, guarded, refuseOtherCategory, type SpendDeps } from '@gateway/spend';
 import type { CallOptions } from '@gateway/upstreams';
+import { countedInputTokens } from './input-tokens';
 
 export interface InputBilledDeps<P> extends SpendDeps {
   /** The capability this route needs, by provider kind; undefined where the kind lacks it. */
@@ -18,6 +19,8 @@ export interface InputBilledCall<P, T> {
   inputs: InputTexts;
   /** The client's provider preferences. */
   provider?: ProviderPreferences;
+  /** The client's `max_cost` in nano-USD: a model whose counted input passes it is not tried; the hold never does. */
+  maxCost?: bigint;
   /**
    * One attempt on one endpoint, including whatever checks the answer: a throw here fails over and charges nothing,
    * so nothing that could throw after the settle is left for later.
@@ -46,6 +49,8 @@ export async function runInputBilled<P, T>(
   call: InputBilledCall<P, T>,
 ): Promise<InputBilledOutcome<T>> {
   refuseOtherCategory(deps.registry, call.slug, call.category, call.route);
+  // Under a cap, the least the call can cost is its input as counted: the byte bound of the hold would refuse calls that fit.
+  const counted = call.maxCost === undefined ? undefined : await countedInputTokens(call.inputs);
   const paid = await PaidCall.begin(deps, {
     ctx,
     category: call.category,
@@ -53,6 +58,8 @@ export async function runInputBilled<P, T>(
     streamed: false,
     provider: call.provider,
     worstCase: (m) => inputWorstCase(m, call.inputs),
+    maxCostNano: call.maxCost,
+    leastCost: counted === undefined ? undefined : (m) => inputCharge(m, counted),
   });
   return guarded(paid, async () => {
     const { result, model } = await paid.call(async (_m, ep) => {

@@ -12,7 +12,13 @@ const PING_INTERVAL_MS = 10_000;
 export function mountMessages(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/messages', async (req, res) => {
     const body = validate(messagesBody, req.body);
-    const call: ChatCall = { slugs: [body.model], body: toChatBody(body), stream: body.stream === true, provider: body.provider };
+    const call: ChatCall = {
+      slugs: [body.model],
+      body: toChatBody(body),
+      stream: body.stream === true,
+      provider: body.provider,
+      maxCost: body.max_cost,
+    };
     if (!call.stream) {
       sendJson(res, toMessage(await completeChat(contextOf(req), deps, call)));
       return;

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /*
@@ -75,8 +75,8 @@ export const messagesBody = z.object({
   metadata: z.strictObject({ user_id: z.string().max(256).nullable().optional() }).optional(),
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
-  /** Addition: OpenRouter's provider preferences (route-plan.ts in @gateway/spend). */
-  provider: providerPreferencesSchema.optional(),
+  /** Additions: OpenRouter's provider preferences (route-plan.ts in @gateway/spend) and max_cost (cost-cap.ts). */
+  ...spendControlFields,
 });
 
 export type MessagesBody = z.infer<typeof messagesBody>;

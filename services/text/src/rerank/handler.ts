@@ -16,6 +16,7 @@ export function mountRerank(r: PostRoutes, deps: InputBilledDeps<RerankProtocol>
       slug: body.model,
       route: '/v1/rerank',
       provider: body.provider,
+      maxCost: body.max_cost,
       // The query counts once, not once per document: that is what the caller sent.
       inputs: [body.query, ...documents],
       attempt: async (p, ep, opts) => {

@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /** The contract's ceiling on documents per request. */
@@ -17,8 +17,8 @@ export const rerankBody = z.object({
     .max(MAX_DOCUMENTS, `at most ${MAX_DOCUMENTS} documents`),
   top_n: z.number().int().min(1).optional(),
   return_documents: z.boolean().default(false),
-  /** Addition: OpenRouter's provider preferences; never forwarded. */
-  provider: providerPreferencesSchema.optional(),
+  /** Additions: OpenRouter's provider preferences and the cost cap max_cost; never forwarded. */
+  ...spendControlFields,
 });
 
 export type RerankBody = z.infer<typeof rerankBody>;

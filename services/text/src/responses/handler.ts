@@ -17,6 +17,7 @@ export function mountResponses(r: PostRoutes, deps: TextDeps): void {
       body: toChatBody(body),
       stream: body.stream === true,
       provider: body.provider,
+      maxCost: body.max_cost,
     };
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);

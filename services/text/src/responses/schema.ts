@@ -1,4 +1,4 @@
-import { providerPreferencesSchema } from '@gateway/config';
+import { spendControlFields } from '@gateway/config';
 import { z } from 'zod';
 
 /*
@@ -131,8 +131,8 @@ export const responsesBody = z
     previous_response_id: z.null({ error: `previous_response_id ${NO_STATE}` }).optional(),
     conversation: z.null({ error: `conversation ${NO_STATE}` }).optional(),
     prompt: z.null({ error: 'prompt (stored prompt templates) is not supported; send instructions and input instead' }).optional(),
-    /** Addition: OpenRouter's provider preferences (route-plan.ts in @gateway/spend). */
-    provider: providerPreferencesSchema.optional(),
+    /** Additions: OpenRouter's provider preferences (route-plan.ts in @gateway/spend) and max_cost (cost-cap.ts). */
+    ...spendControlFields,
     background: z.literal(false, { error: 'background mode is not supported: the gateway stores no responses to poll' }).nullish(),
   })
   .superRefine((b, ctx) => {
