@@ -23,7 +23,6 @@ const { builtinModules } = require('node:module');
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(ROOT, 'dist');
-const STAMP = path.join(OUT_DIR, 'build-stamp.json');
 
 /**
  * Bundle name -> source entry, relative to the repository root. The fleet's processes are named as the service
@@ -51,9 +50,10 @@ const isBuiltin = (p) => p.startsWith('node:') || BUILTINS.has(p) || BUILTINS.ha
 /** The workspace's own packages, bundled from their TypeScript sources. */
 const isWorkspace = (p) => p.startsWith('@gateway/') || p === 'model-gateway' || p.startsWith('model-gateway/');
 
-const fingerprint = (file) => {
+/** A file's size and mtime: what changes when it is edited, checked out or replaced. */
+const fingerprint = (root, file) => {
   try {
-    const s = fs.statSync(path.join(ROOT, file));
+    const s = fs.statSync(path.join(root, file));
     return `${s.size}:${s.mtimeMs}`;
   } catch {
     return 'missing';
@@ -72,8 +72,17 @@ function staleReason(root = ROOT) {
     if (stamp.entries?.[name] !== ENTRIES[name]) return `entry ${name} is new or moved`;
     if (!fs.existsSync(path.join(root, 'dist', `${name}.cjs`))) return `dist/${name}.cjs is missing`;
   }
-  for (const [file, print] of Object.entries(stamp.inputs ?? {})) if (fingerprint(file) !== print) return `${file} changed`;
+  for (const [file, print] of Object.entries(stamp.inputs ?? {})) if (fingerprint(root, file) !== print) return `${file} changed`;
   return undefined;
+}
+
+/** Records what a build of `root` was made from (paths relative to it), for staleReason. Written last, atomically. */
+function writeStamp(root, inputs) {
+  const stamp = { entries: ENTRIES, inputs: Object.fromEntries([...inputs].sort().map((f) => [f, fingerprint(root, f)])) };
+  const file = path.join(root, 'dist', 'build-stamp.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(stamp, null, 1)}\n`);
+  fs.renameSync(tmp, file);
 }
 
 /**
@@ -148,22 +157,19 @@ async function build() {
     fs.renameSync(tmp, file.path);
   }
   const inputs = [...Object.keys(result.metafile.inputs).filter((f) => !f.includes('node_modules/')), ...ALSO_STAMPED];
-  const stamp = { entries: ENTRIES, inputs: Object.fromEntries(inputs.sort().map((f) => [f, fingerprint(f)])) };
-  const tmp = `${STAMP}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(stamp, null, 1)}\n`);
-  fs.renameSync(tmp, STAMP);
+  writeStamp(ROOT, inputs);
   return { outputs: result.outputFiles.map((f) => path.relative(ROOT, f.path)), inputs: inputs.length };
 }
 
-/** Builds when stale; answers why it built, or undefined when dist/ was current. */
-async function buildIfStale() {
-  const reason = staleReason();
+/** Builds when stale; answers why it built, or undefined when dist/ was current. `root` and `rebuild` are for tests. */
+async function buildIfStale(root = ROOT, rebuild = build) {
+  const reason = staleReason(root);
   if (reason === undefined) return undefined;
-  await build();
+  await rebuild();
   return reason;
 }
 
-module.exports = { ENTRIES, OUT_DIR, build, buildIfStale, staleReason };
+module.exports = { ENTRIES, OUT_DIR, build, buildIfStale, staleReason, writeStamp };
 
 if (require.main === module) {
   const ifStale = process.argv.includes('--if-stale');
