@@ -86,20 +86,29 @@ function writeStamp(root, inputs) {
 }
 
 /**
- * Per bundled workspace file: `__dirname` becomes that file's own folder (its SQL, its worker), `require.resolve` resolves from
- * there, and a `require.main === module` guard of a module that is not the bundle's entry is false (in a bundle
- * every module shares the entry's `module`, so the guard would run a CLI inside another process).
+ * Per bundled workspace file: `__dirname` becomes that file's own folder (its SQL, its worker), `require.resolve`
+ * resolves from there, and a `require.main === module` guard holds only in the bundle made from that file (in a
+ * bundle every module shares the entry's `module`, so deploy/kafka/topics.ts's CLI would run inside `pnpm fleet`).
+ * One build makes every bundle and loads each file once, so the guard names its bundle's file.
  */
-function sourceFolders(entryFiles) {
+function sourceFolders(bundleOfEntry) {
   return {
     name: 'source-folders',
     setup(build) {
+      // This script stays itself: `pnpm fleet` requires it to check dist/, and its own text would not survive the edits below.
+      build.onResolve({ filter: /[\\/]build(\.js)?$/ }, (args) => {
+        const file = path.resolve(args.resolveDir, args.path);
+        if (file !== __filename && `${file}.js` !== __filename) return undefined;
+        return { path: path.relative(OUT_DIR, __filename).split(path.sep).join('/'), external: true };
+      });
       build.onLoad({ filter: /\.(ts|js)$/ }, async (args) => {
         if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
         let text = await fs.promises.readFile(args.path, 'utf8');
         const dir = JSON.stringify(path.relative(OUT_DIR, path.dirname(args.path)).split(path.sep).join('/'));
         const here = `require("node:path").join(__dirname, ${dir})`;
-        if (!entryFiles.has(args.path)) text = text.replace(/require\.main\s*===\s*module/g, 'false');
+        const bundle = bundleOfEntry.get(args.path);
+        const main = bundle ? `(require.main === module && require("node:path").basename(require.main.filename) === "${bundle}.cjs")` : 'false';
+        text = text.replace(/require\.main\s*===\s*module/g, main);
         // __dirname first: the require.resolve replacement brings its own, which must stay the bundle's.
         text = text
           .replace(/\b__dirname\b/g, here)
@@ -148,7 +157,7 @@ async function build() {
     write: false,
     logLevel: 'warning',
     logOverride: { 'commonjs-variable-in-esm': 'silent' },
-    plugins: [packagesInPlace(), sourceFolders(new Set(Object.values(entryPoints)))],
+    plugins: [packagesInPlace(), sourceFolders(new Map(Object.entries(entryPoints).map(([name, file]) => [file, name])))],
   });
   fs.mkdirSync(OUT_DIR, { recursive: true });
   for (const file of result.outputFiles) {
