@@ -43,7 +43,7 @@ function psql(db: string, sql: string): string {
 }
 
 /** A redis-server of this run's own: INFO then counts the fleet's commands and nothing else. */
-async function startRedis(dir: string): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startRedis(dir: string): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
     stdio: 'ignore',
@@ -58,7 +58,7 @@ async function startRedis(dir: string): Promise<{ port: number; stop: () => Prom
     if (i > 100) throw new Error('redis-server did not answer PING');
     await sleep(100);
   }
-  return { port, stop: () => stopChild(child) };
+  return { port, pid: child.pid!, stop: () => stopChild(child) };
 }
 
 /** Bytes of each topic's log under a broker's data directory: its `<topic>-<partition>/` directories, summed. */
@@ -141,6 +141,15 @@ async function holdWal(): Promise<{ stop: () => Promise<void> }> {
   };
 }
 
+/** CPU ms so far of each PostgreSQL backend connected to the database, by pid (the server runs on this machine). */
+function backendCpu(db: string): Record<string, number> {
+  const pids = psql('postgres', `select pid from pg_stat_activity where datname = '${db}' and pid <> pg_backend_pid()`)
+    .trim()
+    .split('\n')
+    .filter(Boolean);
+  return Object.fromEntries(pids.map((pid) => [pid, cpuMs(Number(pid))]));
+}
+
 /** WAL records and bytes between two LSNs that this database's relations (and those transactions' commits) wrote. */
 function walOf(db: string, from: string, to: string): Counters {
   const oid = psql('postgres', `select oid from pg_database where datname = '${db}'`).trim();
@@ -195,14 +204,22 @@ async function runScenario(
   const before = snapshot(probe);
   const t0 = performance.now();
   log(`${name}: ${requests} requests at ${opts.connections} connections`);
+  const backends0 = backendCpu(probe.db);
   const load = await runJsonChild<LoadResult>('load.ts', spec(requests));
-  if (load.non2xx || load.errors) throw new Error(`${name}: ${load.non2xx} non-2xx, ${load.errors} errors`);
+  const backends = backendCpu(probe.db);
+  // Read right after the count: the pools close idle connections after 10 s, and a closed backend's CPU is gone.
+  const pgCpu = Object.entries(backends).reduce((sum, [pid, ms]) => sum + ms - (backends0[pid] ?? 0), 0);
+  // A stray failure (the machine is shared) barely moves a per-request figure; more than 1 % would, so it stops the run.
+  if (load.non2xx + load.errors > load.requests / 100) throw new Error(`${name}: ${load.non2xx} non-2xx, ${load.errors} errors`);
   const rssMiB = Object.fromEntries(Object.entries(probe.pids).map(([n, pid]) => [n, rssKb(pid) / 1024]));
   await sleep(PG_STATS_SETTLE_MS);
   const after = snapshot(probe);
   const delta = {
     ...diff(before.counters, after.counters),
     ...walOf(probe.db, before.walFlush, after.walFlush),
+    // Only over the count (see above), so it has no idle share to take off.
+    'cpu postgres backends': pgCpu,
+    'net cpu postgres backends': pgCpu,
     ...netOfIdle(diff(idle0.cpu, before.counters), t0 - idle0.at, diff(before.counters, after.counters), performance.now() - t0),
   };
   // The settles are idle time: the processes' idle CPU over them is counted in, a small overstatement, stated.
@@ -235,6 +252,7 @@ function report(results: ScenarioResult[], tables: string, header: string): stri
     `| | ${names.join(' | ')} |`,
     `|---|${names.map(() => '---:').join('|')}|`,
     `| requests counted | ${results.map((r) => r.requests).join(' | ')} |`,
+    `| of which failed (non-2xx or errors) | ${results.map((r) => r.load.non2xx + r.load.errors).join(' | ')} |`,
     `| req/s during the count (loaded machine: not a capacity figure) | ${results.map((r) => r.load.rps.toFixed(0)).join(' | ')} |`,
     ...section('CPU ms per request, by process (utime + stime), gross', 'cpu ', 3),
     `| **total** | ${totals.map((t) => `**${t.toFixed(3)}**`).join(' | ')} |`,
@@ -302,6 +320,7 @@ export async function benchCapacity(opts: BenchOptions, log: (l: string) => void
     wal = await holdWal();
     const pids = Object.fromEntries(Object.entries(fleet.processes).map(([n, p]) => [n, p.pid!]));
     if (fleet.kafka?.pid) pids['kafka broker (JVM)'] = fleet.kafka.pid;
+    pids['redis-server'] = redis.pid;
     const probe: Probe = {
       db,
       pids,
