@@ -5,16 +5,21 @@
  * loads it with non-streamed chat at BENCH_CONNECTIONS (50) for BENCH_SECONDS (10) to read its peak RSS.
  * BENCH_STARTUP_RUNS (1) repeats the whole and reports each run and the median. The zero upstream is the one the
  * comparison uses; the load generator is bench/load.ts in its own process.
+ *
+ * Then, unless BENCH_SKIP_FLEET=1, the local fleet (`pnpm fleet`, Redis Streams) on a throwaway database: each
+ * process's RSS 10 s after the fleet is ready. Both run what the package scripts run, the bundles of dist/, or the
+ * TypeScript under tsx with GATEWAY_FROM_SOURCE=1: the two in one session compare the two ways of running.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import type { LoadResult, LoadSpec } from './load';
 import type { BenchOptions } from './options';
 import { cpuMs, freePortSet, ProcSampler, ROOT, rssKb, runJsonChild, spawnNode, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
-import { benchAccount, startUpstream, writeGatewayConfig } from './targets';
+import { benchAccount, embeddedArgs, startUpstream, writeGatewayConfig } from './targets';
 
 const IDLE_SETTLE_MS = 10_000;
 const IDLE_CPU_MS = 30_000;
@@ -43,7 +48,7 @@ interface Started {
 async function startGateway(env: NodeJS.ProcessEnv): Promise<Started> {
   const port = await freePortSet((p) => [p, p + 1000]);
   const t0 = performance.now();
-  const child = spawnNode(['--import', 'tsx', path.join(ROOT, 'services', 'gateway', 'src', 'main.ts')], {
+  const child = spawnNode(embeddedArgs(ROOT), {
     env: { ...env, PORT: String(port), METRICS_PORT: String(port + 1000) },
   });
   const ready = `http://127.0.0.1:${port + 1000}/readyz`;
@@ -124,6 +129,40 @@ export function startupTable(runs: StartupRun[]): string {
   ].join('\n');
 }
 
+/** The fleet's processes' RSS (MiB) IDLE_SETTLE_MS after it is ready, by process, and the fleet's start time. */
+async function fleetIdle(configPath: string, dir: string, log: (l: string) => void): Promise<{ readyMs: number; rssMiB: Record<string, number> }> {
+  const port = await freePortSet(fleetPorts);
+  const t0 = performance.now();
+  const fleet = await startFleet({
+    port,
+    configPath,
+    adminToken: `bench-${crypto.randomBytes(8).toString('hex')}`,
+    databaseUrl: `postgres://postgres@127.0.0.1:5432/gw_bench_${crypto.randomBytes(4).toString('hex')}`,
+    dropDatabaseOnStop: true,
+    logDir: dir,
+    dataDir: path.join(dir, 'fleet-data'),
+    logLevel: 'warn',
+  });
+  const readyMs = performance.now() - t0;
+  try {
+    log(`fleet ready in ${Math.round(readyMs)} ms; idle ${IDLE_SETTLE_MS / 1000} s`);
+    await sleep(IDLE_SETTLE_MS);
+    return { readyMs, rssMiB: Object.fromEntries(Object.entries(fleet.processes).map(([name, p]) => [name, rssKb(p.pid!) / 1024])) };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+export function fleetIdleTable(f: { readyMs: number; rssMiB: Record<string, number> }): string {
+  const names = Object.keys(f.rssMiB);
+  const total = names.reduce((a, n) => a + f.rssMiB[n], 0);
+  return [
+    `| fleet ready (s) | ${names.map((n) => `${n} (MiB)`).join(' | ')} | total (MiB) |`,
+    `|---:|${names.map(() => '---:').join('|')}|---:|`,
+    `| ${(f.readyMs / 1000).toFixed(2)} | ${names.map((n) => f.rssMiB[n].toFixed(0)).join(' | ')} | ${total.toFixed(0)} |`,
+  ].join('\n');
+}
+
 export async function benchStartup(opts: BenchOptions, log: (l: string) => void): Promise<string> {
   const runs = Math.max(1, Math.round(Number(process.env.BENCH_STARTUP_RUNS || 1)));
   const dir = fs.mkdtempSync(path.join(opts.dataRoot, 'gw-startup-'));
@@ -151,11 +190,14 @@ export async function benchStartup(opts: BenchOptions, log: (l: string) => void)
       log(`start-up run ${i + 1} of ${runs}`);
       results.push(await oneRun(opts, env, log));
     }
+    const fleet = process.env.BENCH_SKIP_FLEET === '1' ? undefined : await fleetIdle(writeGatewayConfig(dir, upstream.url), dir, log);
+    const from = process.env.GATEWAY_FROM_SOURCE === '1' ? 'TypeScript under tsx (GATEWAY_FROM_SOURCE=1)' : 'the bundles of dist/';
     return [
       '',
-      `Start-up (embedded, \`pnpm bench startup\`): ${os.cpus().length} cores, Node ${process.version}, load average ${before} before, ${loadAvg()} after; chat c=${opts.connections} for ${opts.seconds} s`,
+      `Start-up (embedded, \`pnpm bench startup\`, ${from}): ${os.cpus().length} cores, Node ${process.version}, load average ${before} before, ${loadAvg()} after; chat c=${opts.connections} for ${opts.seconds} s`,
       '',
       startupTable(results),
+      ...(fleet ? ['', `Fleet (Redis Streams), each process's RSS ${IDLE_SETTLE_MS / 1000} s after ready:`, '', fleetIdleTable(fleet)] : []),
       '',
     ].join('\n');
   } finally {

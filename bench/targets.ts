@@ -2,7 +2,7 @@
  * The peers the bench compares, each started in its own process(es) and pointed at the same zero upstream:
  * direct (the upstream itself), Portkey, the embedded gateway, the fleet.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -148,7 +148,20 @@ export interface EmbeddedOptions {
   root?: string;
 }
 
-/** `pnpm start` as a user runs it (node with tsx's loader, PGlite on disk), on a free port. */
+/**
+ * The embedded gateway's node arguments in checkout `root`: its bundle, as `pnpm start` runs it (built first when
+ * stale), or its source under tsx with GATEWAY_FROM_SOURCE=1, when profiling (the profile summary maps positions
+ * through tsx's compiled files), or for a commit from before scripts/build.js (`pnpm bench ab` against an old one).
+ */
+export function embeddedArgs(root: string, profiling = false): string[] {
+  const build = path.join(root, 'scripts', 'build.js');
+  if (process.env.GATEWAY_FROM_SOURCE === '1' || profiling || !fs.existsSync(build))
+    return ['--import', 'tsx', path.join(root, 'services', 'gateway', 'src', 'main.ts')];
+  execFileSync(process.execPath, [build, '--if-stale'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  return ['--enable-source-maps', path.join(root, 'dist', 'gateway.cjs')];
+}
+
+/** `pnpm start` as a user runs it (embeddedArgs: the bundle, PGlite on disk), on a free port. */
 export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
   const port = await freePortSet((p) => [p, p + 1000]);
   const profile = o.profileDir
@@ -158,7 +171,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
     : { args: [], env: {} };
   if (o.profileDir) fs.mkdirSync(profile.env.TMPDIR!, { recursive: true });
   const root = o.root ?? ROOT;
-  const child = spawnNode([...profile.args, '--import', 'tsx', path.join(root, 'services', 'gateway', 'src', 'main.ts')], {
+  const child = spawnNode([...profile.args, ...embeddedArgs(root, !!o.profileDir)], {
     cwd: root,
     env: {
       ...process.env,
@@ -225,6 +238,8 @@ export async function startFleetTarget(o: {
     dataDir: o.dataDir,
     logLevel: o.logLevel as 'warn',
     env: profile,
+    // Profiles are summarised through tsx's compiled files, so a profiled fleet runs its source.
+    ...(profile ? { from: 'source' as const } : {}),
     ...kafka,
   });
   for (const p of Object.values(fleet.processes)) track(p);

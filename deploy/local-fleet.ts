@@ -12,6 +12,8 @@
  *   PORT, HOST    the edge's listener; each service listens on 127.0.0.1 at a fixed offset from PORT
  *   METRICS_PORT  the edge's probes and metrics (PORT + 1000); each service's sit 1000 above its port
  *   GATEWAY_DEMO_CATALOGUE  true unless set to false: the services may serve simulated upstreams, as `pnpm start` does
+ *   GATEWAY_FROM_SOURCE  1: every process runs its TypeScript under tsx (`pnpm fleet:source`); else the bundles of
+ *                 dist/, built first when stale (scripts/build.js), as the containers run them
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -23,6 +25,7 @@ import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/conf
 import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
 
 import { FLEET_MIGRATIONS, migrateServiceSchema } from '@gateway/gateway/fleet-migrations';
+import { buildIfStale } from '../scripts/build';
 import { DEFAULT_KAFKA_PORT, ensureKafkaBroker, type RunningBroker } from './kafka/broker';
 import { ensureGatewayTopics } from './kafka/topics';
 
@@ -56,6 +59,11 @@ export interface FleetOptions {
   dropDatabaseOnStop?: boolean;
   /** Each process's output goes to <logDir>/<name>.log instead of this terminal. */
   logDir?: string;
+  /**
+   * What each process runs: its bundle in dist/ (built first when stale), as the containers do, or its TypeScript
+   * under tsx. Default: source when GATEWAY_FROM_SOURCE=1, else bundle.
+   */
+  from?: 'bundle' | 'source';
   env?: Record<string, string>;
 }
 
@@ -215,6 +223,8 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const dbName = new URL(databaseUrl).pathname.slice(1);
   // Topics and groups per fleet, as the Redis prefix below: fleets sharing a cluster never take each other's settles.
   const kafkaTopicPrefix = `${dbName.replace(/[^\w.-]/g, '_')}.`;
+  const from = opts.from ?? (process.env.GATEWAY_FROM_SOURCE === '1' ? 'source' : 'bundle');
+  if (from === 'bundle') await buildIfStale();
   await ensureDatabase(databaseUrl);
   // What the migrate Job does in a cluster: the services only check their schema at start.
   for (const service of Object.keys(FLEET_MIGRATIONS)) await migrateServiceSchema(databaseUrl, service);
@@ -262,9 +272,9 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     listens[name] = listen;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
-    // The container's command (node with tsx's loader, never the tsx CLI: libs/topology/src/commands.ts), with this
-    // node binary: a signal reaches the service itself, and a SIGKILL leaves no orphan behind.
-    const [, ...args] = serviceCommand(name);
+    // The container's command (node running the bundle: libs/topology/src/commands.ts), with this node binary: a
+    // signal reaches the service itself, and a SIGKILL leaves no orphan behind.
+    const [, ...args] = serviceCommand(name, from);
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },

@@ -6,13 +6,17 @@ import { Client } from 'pg';
 import { startFakeOpenAI, type FakeUpstream } from './support/fake-openai';
 import { PG_URL, pickFleetPort } from './support/harness';
 import { runEntry } from '@gateway/testing';
+import { buildIfStale } from 'model-gateway/build';
 
 /**
  * `pnpm fleet` at the process level, started the way an operator starts it: the operator contract's variables
  * (../shared/spec/operations.md) and nothing else, a custom config, exit codes, SIGTERM.
  */
-/** What `pnpm fleet` runs (package.json), in its own process group so the test can stop every service with it. */
-const runFleet = (env: Record<string, string>) => runEntry('deploy/local-fleet.ts', env, { detached: true });
+/**
+ * What `pnpm fleet` runs (package.json): the launcher's bundle, built when stale, which starts every service's bundle;
+ * in its own process group so the test can stop every service with it.
+ */
+const runFleet = (env: Record<string, string>) => runEntry('dist/fleet.cjs', env, { detached: true });
 
 async function answers(url: string): Promise<boolean> {
   try {
@@ -28,7 +32,8 @@ describe('pnpm fleet honours the operator contract', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-fleet-operator-'));
     fake = await startFakeOpenAI();
-  });
+    await buildIfStale();
+  }, 120_000);
   afterAll(async () => {
     await fake.close();
     fs.rmSync(dir, { recursive: true, force: true });

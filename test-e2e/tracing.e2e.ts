@@ -11,6 +11,8 @@ interface Span {
   traceId: string;
   name: string;
   service: string;
+  /** The instrumentation that made it (its scope), e.g. @opentelemetry/instrumentation-pg. */
+  scope: string;
 }
 
 /** A stand-in OTLP/HTTP collector: keeps every span the services export, with the service that sent it. */
@@ -24,7 +26,8 @@ async function startCollector() {
         const body = JSON.parse(raw);
         for (const rs of body.resourceSpans ?? []) {
           const service = rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue ?? '';
-          for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push({ traceId: s.traceId, name: s.name, service });
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? []) spans.push({ traceId: s.traceId, name: s.name, service, scope: ss.scope?.name ?? '' });
         }
       } catch {
         /* protobuf or garbage: not ours */
@@ -104,6 +107,11 @@ describe('traces in the fleet', () => {
     const followers = ['model-gateway-catalogue', 'model-gateway-jobs'];
     expect([...services].filter((s) => !['model-gateway-billing', 'model-gateway-edge', 'model-gateway-text', ...followers].includes(s))).toEqual([]);
     expect(consumed).toBe(true); // the settle event's consumer span continues the request's trace
+    // The fleet runs bundles (scripts/build.js), and the libraries OpenTelemetry patches by require hooks stay outside
+    // them: billing's PostgreSQL and Redis calls are traced as under tsx. A bundled pg or ioredis would lose these.
+    const billingScopes = new Set(collector.spans.filter((s) => s.service === 'model-gateway-billing').map((s) => s.scope));
+    for (const scope of ['@opentelemetry/instrumentation-pg', '@opentelemetry/instrumentation-ioredis'])
+      expect({ scope, traced: billingScopes.has(scope) }).toEqual({ scope, traced: true });
 
     // Tracing changes nothing in the money: the call settled and the ledger's invariants hold.
     const ledger = fleetLedger(fleet.databaseUrl);

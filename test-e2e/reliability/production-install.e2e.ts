@@ -8,8 +8,9 @@ import { freePort } from '../support/child-gateway';
 
 /**
  * Issue 34, defect 10, as far as it can be checked without a Docker engine: the image's build stage, done here in a
- * clean copy of the repository. Production dependencies only (a service importing a dev dependency, or tsx moved
- * back to them, fails here), small enough for the 250 MB image, and the image's own commands start from it.
+ * clean copy of the repository. Production dependencies only (a service importing a dev dependency, or esbuild or
+ * tsx moved back to them, fails here), bundled by scripts/build.js as the image's build stage does, small enough for
+ * the 250 MB image, and the image's own commands start from those bundles.
  */
 
 /** What deploy/Dockerfile's source stage removes before installing: the workspace packages the image leaves out. */
@@ -65,6 +66,9 @@ describe('the production install the image is built from', () => {
       timeout: 120_000,
     });
     if (install.status !== 0) throw new Error(`pnpm install --prod failed:\n${install.stdout}\n${install.stderr}`);
+    // The image's commands run the bundles its build stage makes from the production install alone.
+    const build = spawnSync(process.execPath, ['scripts/build.js'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    if (build.status !== 0) throw new Error(`node scripts/build.js failed:\n${build.stdout}\n${build.stderr}`);
     prune(path.join(dir, 'node_modules', '.pnpm'));
   }, 180_000);
 

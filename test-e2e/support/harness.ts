@@ -53,6 +53,8 @@ export interface TestGateway {
    * the one process's; in the fleet each service has its own, so name the one whose figures you want.
    */
   metricsUrl(service: 'edge' | 'billing' | 'text' | 'media' | 'catalogue'): string;
+  /** Everything the gateway logged so far (at `logLevel`, when startGateway was given one; else nothing embedded). */
+  logs(): string;
   stop(): Promise<void>;
 }
 
@@ -111,7 +113,7 @@ export async function onFleetPorts<T>(start: (port: number) => Promise<T>, attem
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export async function startGateway(mode: Mode, config: unknown): Promise<TestGateway> {
+export async function startGateway(mode: Mode, config: unknown, opts: { logLevel?: 'debug' | 'info' } = {}): Promise<TestGateway> {
   const adminToken = `test-admin-${crypto.randomBytes(8).toString('hex')}`;
   const cfg = parseConfig(config);
   let url: string;
@@ -119,11 +121,14 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
   let stop: () => Promise<void>;
   let killService: TestGateway['killService'];
   let metricsUrl: TestGateway['metricsUrl'];
+  let logs: TestGateway['logs'];
 
   if (mode === 'embedded') {
     // The gateway answers absolute URLs under GATEWAY_PUBLIC_URL (media files), so it must know its port before it
     // listens: a free one is picked, and another when the start fails, since something may take it in between.
     let gw: Awaited<ReturnType<typeof startEmbedded>> | undefined;
+    const captured: string[] = [];
+    logs = () => captured.join('');
     for (let attempt = 1; !gw; attempt++) {
       const port = await pickPort((p) => [p], 'the embedded gateway');
       const env = readEnv({
@@ -132,10 +137,10 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
         HOST: '127.0.0.1',
         GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
         GATEWAY_ADMIN_TOKEN: adminToken,
-        LOG_LEVEL: 'silent',
+        LOG_LEVEL: opts.logLevel ?? 'silent',
       });
       try {
-        gw = await startEmbedded(env, cfg, createLogger('test', 'silent'));
+        gw = await startEmbedded(env, cfg, createLogger('test', opts.logLevel ?? 'silent', { write: (line: string) => void captured.push(line) }));
       } catch (e) {
         if (attempt >= 3) throw e;
       }
@@ -169,9 +174,15 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
         dropDatabaseOnStop: true,
         logDir: dir,
         dataDir: dir,
-        env: { LOG_LEVEL: 'warn' },
+        env: { LOG_LEVEL: opts.logLevel ?? 'warn' },
       });
     });
+    logs = () =>
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.log'))
+        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+        .join('');
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
     metricsUrl = (service) => fleet.metricsUrls[service];
@@ -198,6 +209,7 @@ export async function startGateway(mode: Mode, config: unknown): Promise<TestGat
     admin,
     killService,
     metricsUrl,
+    logs,
     account: (credits, opts) => openAccount(admin, credits, opts),
     stop,
   };

@@ -18,7 +18,7 @@ const docsOf = (text: string): Doc[] =>
     .map((d) => d.toJS())
     .filter(Boolean);
 
-describe('containers start as node, never under the tsx CLI', () => {
+describe('containers start as node running a bundle, never under the tsx CLI', () => {
   it.each(NAMES)('k8s/%s.yaml and the chart run the service command', (name) => {
     const deployment = docsOf(read(`k8s/${name}.yaml`)).find((d) => d.kind === 'Deployment')!;
     expect(deployment.spec.template.spec.containers[0].command).toEqual(serviceCommand(name));
@@ -26,11 +26,14 @@ describe('containers start as node, never under the tsx CLI', () => {
     expect(values.services[name].command).toEqual(serviceCommand(name));
   });
 
-  it("the image's default command is the embedded gateway's, and tsx (its loader) is a production dependency", () => {
-    const cmd = read('deploy/Dockerfile').match(/^CMD (\[.*\])$/m);
+  it("the image's default command is the embedded gateway's bundle, which the build stage makes with esbuild, a production dependency", () => {
+    const dockerfile = read('deploy/Dockerfile');
+    const cmd = dockerfile.match(/^CMD (\[.*\])$/m);
     expect(cmd && JSON.parse(cmd[1])).toEqual(EMBEDDED_COMMAND);
+    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile --offline --prod [^\n]*\\\n(?: && [^\n]*\\\n)* && node scripts\/build\.js \\\n/);
     const pkg = JSON.parse(read('package.json'));
-    expect({ prod: pkg.dependencies.tsx !== undefined, dev: pkg.devDependencies.tsx }).toEqual({ prod: true, dev: undefined });
+    for (const dep of ['esbuild', 'tsx'])
+      expect({ dep, prod: pkg.dependencies[dep] !== undefined, dev: pkg.devDependencies[dep] }).toEqual({ dep, prod: true, dev: undefined });
   });
 
   it('no manifest, value or doc still starts a process with the tsx CLI', () => {

@@ -49,7 +49,7 @@ function expectManifests(docs: Doc[], e: Expected, named: (name: string) => stri
   const metricsService = docs.find((d) => d.kind === 'Service' && d.metadata.name === named(`${e.name}-metrics`));
   expect({ deployment: !!deployment, service: !!service }).toEqual({ deployment: true, service: true });
   const container = deployment!.spec.template.spec.containers[0];
-  expect(container.command.join(' ')).toContain(`services/${e.name}/src/main.ts`);
+  expect(container.command.join(' ')).toContain(`dist/${e.name}.cjs`);
   const ports = Object.fromEntries(container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]));
   expect(ports).toEqual({ http: e.port, metrics: e.metricsPort });
   const env = Object.fromEntries(container.env.map((v: { name: string; value?: string }) => [v.name, v.value]));

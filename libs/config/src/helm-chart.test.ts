@@ -277,7 +277,7 @@ suite(`the Helm chart rendered by Helm's engine${missing ? ` (skipped: ${missing
         expect(ports(metrics)).toEqual({ metrics: e.port + METRICS_PORT_OFFSET });
         expect(metrics?.metadata.labels?.['model-gateway.io/metrics']).toBe('true');
         const container = deployment!.spec.template.spec.containers[0];
-        expect(container.command.join(' ')).toContain(`services/${e.name}/`);
+        expect(container.command.join(' ')).toContain(`dist/${e.name}.cjs`);
         for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(container[probe].httpGet.port).toBe('metrics');
         const env = envOf(name, e.name).env;
         for (const peer of e.peers) expect(env[SERVICES.find((s) => s.name === peer)!.urlEnv]).toMatch(/^http:\/\/gw-[a-z-]+:\d+$/);

@@ -71,7 +71,7 @@ async function awaitSchema(db: Db, service: string, migrations: Migration[], opt
     if (Date.now() >= deadline)
       throw new SchemaBehindError(
         `the ${service} schema lacks ${missing.join(', ')}: run the migrations first ` +
-          `(node --import tsx services/gateway/src/migrate.ts ${service}, the chart's migrate Job, or k8s/migrate-job.yaml; docs/deploy.md)`,
+          `(node dist/migrate.cjs ${service} (built by pnpm build), the chart's migrate Job, or k8s/migrate-job.yaml; docs/deploy.md)`,
       );
     if (!told) opts.onWait?.(missing);
     told = true;

@@ -12,12 +12,15 @@ export interface RunningProcess {
 }
 
 /**
- * Starts an entry point of the repository the way its package script does (node with tsx's loader), with the
- * operator's variables cleared unless `env` sets them, so the machine's own environment cannot leak in.
+ * Starts an entry point of the repository: a TypeScript source with tsx's loader (GATEWAY_FROM_SOURCE's way), or a
+ * bundle of dist/ (`dist/<name>.cjs`, built by scripts/build.js) as the package scripts and containers run it; with
+ * the operator's variables cleared unless `env` sets them, so the machine's own environment cannot leak in.
  * `detached` puts it in its own process group, so a test can signal it and every child it starts at once.
  */
 export function runEntry(entry: string, env: Record<string, string>, opts: { detached?: boolean } = {}): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], {
+  const file = path.join(REPO_ROOT, entry);
+  const args = entry.endsWith('.cjs') ? ['--enable-source-maps', file] : ['--import', 'tsx', file];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     detached: opts.detached ?? false,
     env: {

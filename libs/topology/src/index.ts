@@ -22,4 +22,4 @@ export {
   type PortMessage,
 } from './port-handoff';
 export { holdPort, type HoldPortOptions } from './hold-port';
-export { EMBEDDED_COMMAND, migrateCommand, processCommand, serviceCommand } from './commands';
+export { bundleCommand, EMBEDDED_COMMAND, migrateCommand, serviceCommand, sourceCommand } from './commands';

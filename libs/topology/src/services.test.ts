@@ -31,10 +31,11 @@ describe('the service table', () => {
     for (const name of SERVICE_NAMES) {
       expect(name).toMatch(/^[a-z]+$/);
       expect(fs.existsSync(path.join(root, 'services', name, 'src', 'main.ts'))).toBe(true);
-      expect(serviceCommand(name)).toEqual(['node', '--import', 'tsx', `services/${name}/src/main.ts`]);
+      expect(serviceCommand(name)).toEqual(['node', '--enable-source-maps', `dist/${name}.cjs`]);
+      expect(serviceCommand(name, 'source')).toEqual(['node', '--import', 'tsx', `services/${name}/src/main.ts`]);
     }
-    expect(EMBEDDED_COMMAND.at(-1)).toBe('services/gateway/src/main.ts');
-    expect(migrateCommand('billing').slice(-2)).toEqual(['services/gateway/src/migrate.ts', 'billing']);
+    expect(EMBEDDED_COMMAND.at(-1)).toBe('dist/gateway.cjs');
+    expect(migrateCommand('billing').slice(-2)).toEqual(['dist/migrate.cjs', 'billing']);
   });
 
   it('gives every process its own port and its own metrics port, none of them another’s', () => {
@@ -79,7 +80,11 @@ describe('the service table', () => {
   it('anchors every path pattern, so a path is matched whole and never by a prefix of another service’s', () => {
     for (const s of SERVICES) {
       for (const p of paths(s)) {
-        expect(p.source.startsWith('^\\/v1\\/')).toBe(true);
+        // Every path is the API's, but for the status page (HTML from /v1/status, served by its owner).
+        expect({ p: p.source, anchored: p.source.startsWith('^\\/v1\\/') || p.source === '^\\/status\\/?$' }).toEqual({
+          p: p.source,
+          anchored: true,
+        });
         expect(p.flags).toBe('');
       }
     }
@@ -115,12 +120,24 @@ describe('the service table', () => {
       ['/v1/model/openai/gpt-4o', 'catalogue'],
       ['/v1/embeddings/models', 'catalogue'],
       ['/v1/status', 'catalogue'],
+      ['/status', 'catalogue'],
     ];
     for (const [p, owner] of open) {
       expect({ p, owner: publicOwner(p) }).toEqual({ p, owner });
       expect({ p, owner: keyedOwner(p) }).toEqual({ p, owner: undefined });
     }
-    for (const p of ['/v1/chat/completions/extra', '/v1/mcpx', '/v2/models', '/admin/v1/accounts', '/v1/keys', '/v1/generationsx', '/v1/activity/x'])
+    for (const p of [
+      '/v1/chat/completions/extra',
+      '/v1/mcpx',
+      '/v2/models',
+      '/admin/v1/accounts',
+      '/v1/keys',
+      '/v1/generationsx',
+      '/v1/activity/x',
+      '/statusx',
+      '/console',
+      '/admin',
+    ])
       expect({ p, keyed: keyedOwner(p), open: publicOwner(p) }).toEqual({ p, keyed: undefined, open: undefined });
     // No path of the list above is claimed by a second service.
     for (const [p] of [...keyed, ...open])

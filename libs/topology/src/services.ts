@@ -85,6 +85,8 @@ export const SERVICES = [
       /^\/v1\/model\/[^/]+\/[^/]+\/?$/,
       /^\/v1\/(embeddings|images|videos)\/models\/?$/,
       /^\/v1\/(catalog|stats|status)\/?$/,
+      // The status page, rendered from /v1/status's answer by the service that owns it.
+      /^\/status\/?$/,
     ],
     keyedPaths: [],
     // The status monitor pings billing (the payments component); the catalogue answers without it.

@@ -12,6 +12,7 @@ import {
   type Metrics,
 } from '@gateway/service-kit';
 import { keyedOwner, publicOwner, type ServiceName } from '@gateway/topology';
+import { pagesHandler } from '@gateway/web-pages';
 import { KeyCache } from './auth/key-cache';
 import { authenticate, meterRequest } from './auth/authenticate';
 import { handOnCredential } from './auth/hand-on-credential';
@@ -49,6 +50,9 @@ export function createEdge(deps: EdgeDeps): { listener: AppListener; keys: KeyCa
   const auth = authenticate(keys, deps.meter, deps.internalToken);
   const route = (name: ServiceName): RequestHandler => deps.services[name];
   const timing = deps.metrics.httpDuration;
+  // The consoles and the pages' assets: static files served here, in both run modes (the status page itself is a
+  // public path of the service table).
+  const pages = pagesHandler();
 
   const edge: RequestHandler = (req, res, next) => {
     assignRequestId(req, res);
@@ -62,8 +66,8 @@ export function createEdge(deps: EdgeDeps): { listener: AppListener; keys: KeyCa
       if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
       return deps.admin(req, res, next);
     }
-    if (!path.startsWith('/v1/')) return next();
     const pub = publicOwner(path);
+    if (!path.startsWith('/v1/') && !pub) return pages(req, res, next);
     if (pub && req.method === 'GET') {
       if (deps.internalToken) req.headers[INTERNAL.token] = deps.internalToken;
       if (!deps.publicRateLimit) return route(pub)(req, res, next);

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { Logger } from '@gateway/service-kit';
+import { PAGE_HEADERS, statusPage } from '@gateway/web-pages';
 import type { Latest, StatusMonitor } from './monitor';
 import type { StatusStore } from './store';
 import { type StatusBody, statusBody } from './view';
@@ -16,8 +17,9 @@ export interface StatusRouteDeps {
 }
 
 /**
- * GET /v1/status, from stored measurements only; it never calls another service while answering, so it answers
- * while billing (or anything else) is down. If the catalogue's own database cannot be read, the newest in-memory
+ * GET /v1/status, and the status page (GET /status, HTML rendered from the very same answer), from stored
+ * measurements only; it never calls another service while answering, so it answers while billing (or anything
+ * else) is down. If the catalogue's own database cannot be read, the newest in-memory
  * measurements are served with the last history read.
  */
 export function mountStatus(r: Router, deps: StatusRouteDeps): void {
@@ -38,9 +40,20 @@ export function mountStatus(r: Router, deps: StatusRouteDeps): void {
     return statusBody(now, deps.monitor !== undefined, latest, lastDays);
   };
 
-  r.get('/v1/status', async (_req, res) => {
+  const current = async (): Promise<StatusBody> => {
     const now = deps.now();
     if (!cached || now.getTime() - cached.at >= deps.ttlMs) cached = { body: await build(now), at: now.getTime() };
-    res.setHeader('cache-control', `public, max-age=${Math.floor(deps.ttlMs / 1000)}`).json(cached.body);
+    return cached.body;
+  };
+  const maxAge = `public, max-age=${Math.floor(deps.ttlMs / 1000)}`;
+
+  r.get('/v1/status', async (_req, res) => {
+    const body = await current();
+    res.setHeader('cache-control', maxAge).json(body);
+  });
+  // Rendered on the server so it is useful without script; its script refreshes it from /v1/status.
+  r.get('/status', async (_req, res) => {
+    const body = await current();
+    res.set(PAGE_HEADERS).set('cache-control', maxAge).type('html').send(statusPage(body));
   });
 }
