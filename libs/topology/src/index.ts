@@ -23,3 +23,4 @@ export {
 } from './port-handoff';
 export { holdPort, type HoldPortOptions } from './hold-port';
 export { EMBEDDED_COMMAND, migrateCommand, processCommand, serviceCommand } from './commands';
+export { CONNECT_TIMEOUT_MS, EJECT_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
