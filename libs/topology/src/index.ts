@@ -24,3 +24,12 @@ export {
 export { holdPort, type HoldPortOptions } from './hold-port';
 export { EMBEDDED_COMMAND, migrateCommand, processCommand, serviceCommand } from './commands';
 export { CONNECT_TIMEOUT_MS, EJECT_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
+export {
+  MAX_REPLICAS,
+  REPLICA_PORT_STRIDE,
+  parseReplicas,
+  replicaName,
+  replicaPort,
+  type FleetProcessName,
+  type ReplicaCounts,
+} from './fleet-replicas';
