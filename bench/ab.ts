@@ -1,5 +1,6 @@
 /**
- * `pnpm bench ab [rev]`: this checkout's embedded gateway against another commit's (HEAD by default: what the
+ * `pnpm bench ab [rev]`: this checkout's embedded gateway (or, with BENCH_TARGETS=fleet, its fleet on PostgreSQL and
+ * Redis Streams, each started by its own checkout's deploy/local-fleet.ts) against another commit's (HEAD by default: what the
  * uncommitted change does), with Portkey beside them, all three measured in turns, round after round, in front of
  * one upstream. On a shared machine whose speed drifts by tens of per cent within minutes, a run of one target
  * after another mostly measures the drift; turns spread it over every target alike, and the medians of the rounds
@@ -18,7 +19,7 @@ import { runLoad, verifyTarget } from './measure';
 import type { BenchOptions } from './options';
 import { cpuTimes, ProcSampler, ROOT, stealPct, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
-import { directTarget, startEmbedded, startPortkey, startUpstream, writeGatewayConfig, type Target } from './targets';
+import { directTarget, startEmbedded, startFleetTarget, startPortkey, startUpstream, writeGatewayConfig, type Target } from './targets';
 
 interface Turn {
   rps: number;
@@ -58,8 +59,14 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
   const p50Of = (r: LoadResult) => (chat.stream ? r.ttfb!.p50 : r.latency.p50);
   const targets: { label: string; target: Target }[] = [];
   try {
-    const start = (root: string, name: string) =>
-      startEmbedded({ configPath, adminToken, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root });
+    // The fleet when it is asked for without the embedded gateway (BENCH_TARGETS=fleet), the embedded gateway otherwise.
+    const fleet = opts.targets.includes('fleet') && !opts.targets.includes('embedded');
+    const start = async (root: string, name: string) => {
+      if (!fleet) return startEmbedded({ configPath, adminToken, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root });
+      const logDir = path.join(dir, `logs-${name}`);
+      fs.mkdirSync(logDir, { recursive: true });
+      return startFleetTarget({ configPath, adminToken, logDir, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root });
+    };
     targets.push({ label: `base (${base.commit})`, target: await start(base.root, 'base') });
     targets.push({ label: thisLabel, target: await start(ROOT, 'this') });
     if (opts.targets.includes('portkey')) targets.push({ label: 'portkey', target: await startPortkey(upstream.url) });

@@ -204,6 +204,8 @@ export async function startFleetTarget(o: {
   profileDir?: string;
   /** The fleet's bus (default redis). Kafka: KAFKA_BROKERS, or a broker the fleet starts under dataDir and stops. */
   bus?: 'redis' | 'kafka';
+  /** The checkout whose deploy/local-fleet.ts starts the fleet (`pnpm bench ab` runs another commit's); this one by default. */
+  root?: string;
 }): Promise<Target> {
   const port = await freePortSet(fleetPorts);
   const kafka =
@@ -223,7 +225,10 @@ export async function startFleetTarget(o: {
       }
     : undefined;
   if (profile) fs.mkdirSync(profile.TMPDIR, { recursive: true });
-  const fleet = await startFleet({
+  const start: typeof startFleet = o.root
+    ? ((await import(path.join(o.root, 'deploy', 'local-fleet.ts'))) as { startFleet: typeof startFleet }).startFleet
+    : startFleet;
+  const fleet = await start({
     port,
     configPath: o.configPath,
     adminToken: o.adminToken,

@@ -14,6 +14,10 @@
  *   GATEWAY_DEMO_CATALOGUE  true unless set to false: the services may serve simulated upstreams, as `pnpm start` does
  *   GATEWAY_FROM_SOURCE  1: every process runs its TypeScript under tsx (`pnpm fleet:source`); else the bundles of
  *                 dist/, built first when stale (scripts/build.js), as the containers run them
+ *   FLEET_REPLICAS  processes per service: `N` for all, `name=N,...` for some, or both (`2,text=3`); `--replicas`
+ *                 on the command line says the same and wins. Replica r of a service listens 100 * r above the first;
+ *                 with several edges, PORT is a TCP balancer in front of them (deploy/edge-front.ts) and edge r
+ *                 listens at PORT + 100 * (r + 1)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -22,10 +26,24 @@ import type net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ConfigError, loadConfig, readEnv, type GatewayEnv } from '@gateway/config';
-import { EDGE, METRICS_PORT_OFFSET, PORT_HANDOFF_ENV, SERVICES, holdPort, isReleaseRequest, releasedAnswer, serviceCommand } from '@gateway/topology';
+import {
+  EDGE,
+  METRICS_PORT_OFFSET,
+  PORT_HANDOFF_ENV,
+  type ReplicaCounts,
+  SERVICES,
+  holdPort,
+  isReleaseRequest,
+  parseReplicas,
+  releasedAnswer,
+  replicaName,
+  replicaPort,
+  serviceCommand,
+} from '@gateway/topology';
 
 import { FLEET_MIGRATIONS, migrateServiceSchema } from '@gateway/gateway/fleet-migrations';
 import { buildIfStale } from '../scripts/build';
+import { type EdgeFront, startEdgeFront } from './edge-front';
 import { DEFAULT_KAFKA_PORT, ensureKafkaBroker, type RunningBroker } from './kafka/broker';
 import { ensureGatewayTopics } from './kafka/topics';
 
@@ -65,11 +83,20 @@ export interface FleetOptions {
    */
   from?: 'bundle' | 'source';
   env?: Record<string, string>;
+  /** Processes per service (edge included): one count for all, or some by name; one each unless given. */
+  replicas?: number | Partial<ReplicaCounts>;
 }
 
 export interface Fleet {
+  /** Where clients call: the edge, or with several edges the balancer in front of them. */
   url: string;
-  /** Each process's probes-and-metrics listener, by name (edge included). */
+  /** Each edge replica's own listener, in replica order. */
+  edgeUrls: string[];
+  /** Each service's address as its callers are given it (EDGE_URL, BILLING_URL, ...): its replicas' URLs, comma-separated. */
+  addresses: Record<string, string>;
+  /** How many processes of each service run; replica r of `name` is the process `name` (r 0) or `name-<r+1>`. */
+  replicas: ReplicaCounts;
+  /** Each process's probes-and-metrics listener, by process name (edge included). */
   metricsUrls: Record<string, string>;
   adminToken?: string;
   databaseUrl: string;
@@ -84,10 +111,41 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
+/** The replica counts of FleetOptions.replicas, every service named. */
+export function replicaCounts(replicas: FleetOptions['replicas'] = 1): ReplicaCounts {
+  if (typeof replicas === 'number') return parseReplicas(String(replicas));
+  return parseReplicas(
+    Object.entries(replicas)
+      .map(([name, n]) => `${name}=${n}`)
+      .join(',') || '1',
+  );
+}
+
+/** Where each process of a fleet on `port` listens: its name, its port, and whether it is the edge. */
+function fleetLayout(port: number, counts: ReplicaCounts): { name: string; service: string; port: number }[] {
+  // With several edges, PORT is the balancer's and the edges take the replica slots after it.
+  const edgeSlot = counts.edge > 1 ? 1 : 0;
+  return [
+    ...Array.from({ length: counts.edge }, (_, r) => ({
+      name: replicaName(EDGE.name, r),
+      service: EDGE.name,
+      port: replicaPort(port, r + edgeSlot),
+    })),
+    ...SERVICES.flatMap((s) =>
+      Array.from({ length: counts[s.name] }, (_, r) => ({
+        name: replicaName(s.name, r),
+        service: s.name as string,
+        port: replicaPort(port + (s.port - EDGE.port), r),
+      })),
+    ),
+  ];
+}
+
 /** Every port a fleet on `port` listens on (public and metrics), so a caller can check them all before starting. */
-export function fleetPorts(port: number): number[] {
-  const offsets = [0, ...SERVICES.map((s) => s.port - EDGE.port)];
-  return offsets.flatMap((o) => [port + o, port + o + METRICS_PORT_OFFSET]);
+export function fleetPorts(port: number, replicas?: FleetOptions['replicas']): number[] {
+  const counts = replicaCounts(replicas);
+  const front = counts.edge > 1 ? [port] : [];
+  return [...front, ...fleetLayout(port, counts).flatMap((p) => [p.port, p.port + METRICS_PORT_OFFSET])];
 }
 
 /** Variables this runner sets for its children; an inherited value would point a service at the wrong place. */
@@ -234,7 +292,14 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   };
 
   const local = (p: number) => `http://127.0.0.1:${p}`;
-  const portOf = (s: (typeof SERVICES)[number]) => port + (s.port - EDGE.port);
+  const counts = replicaCounts(opts.replicas);
+  const layout = fleetLayout(port, counts);
+  // A service's address is its replicas' URLs, comma-separated: its callers balance over them (@gateway/topology).
+  const addressOf = (service: string) =>
+    layout
+      .filter((p) => p.service === service)
+      .map((p) => local(p.port))
+      .join(',');
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !OWNED.includes(k))) as Record<
     string,
     string
@@ -258,9 +323,9 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     GATEWAY_INTERNAL_TOKEN: internalToken,
     GATEWAY_PUBLIC_URL: opts.publicUrl ?? `http://localhost:${port}`,
     LOG_LEVEL: opts.logLevel ?? 'info',
-    ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, local(portOf(s))])),
+    ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, addressOf(s.name)])),
     // The mcp service's tools call the gateway's public routes through the edge, as any client does.
-    EDGE_URL: local(port),
+    EDGE_URL: addressOf(EDGE.name),
     ...opts.env,
   };
 
@@ -268,13 +333,16 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   const metricsUrls: Record<string, string> = {};
   const listens: Record<string, { port: number; host: string }> = {};
   const held = new HeldPorts();
-  const launch = (name: string, listen: { port: number; host: string }) => {
+  const services: Record<string, string> = {};
+  let front: EdgeFront | undefined;
+  const launch = (name: string, service: string, listen: { port: number; host: string }) => {
     listens[name] = listen;
+    services[name] = service;
     const out = opts.logDir ? fs.openSync(path.join(opts.logDir, `${name}.log`), 'a') : 'inherit';
     const metricsPort = listen.port + METRICS_PORT_OFFSET;
     // The container's command (node running the bundle: libs/topology/src/commands.ts), with this node binary: a
     // signal reaches the service itself, and a SIGKILL leaves no orphan behind.
-    const [, ...args] = serviceCommand(name, from);
+    const [, ...args] = serviceCommand(service, from);
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },
@@ -292,19 +360,31 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
   };
   const stop = async () => {
     await Promise.all(Object.values(processes).map(stopProcess));
+    await front?.close();
     await held.releaseAll();
     await stopBroker();
     if (opts.dropDatabaseOnStop) await dropDatabase(databaseUrl);
   };
   try {
     const host = opts.host ?? '127.0.0.1';
-    for (const s of SERVICES) for (const p of [portOf(s), portOf(s) + METRICS_PORT_OFFSET]) await held.hold(p, '127.0.0.1');
-    for (const p of [port, port + METRICS_PORT_OFFSET]) await held.hold(p, host);
+    // The edges listen where clients reach them (HOST); with a balancer in front, only it does.
+    const hostOf = (service: string) => (service === EDGE.name && counts.edge === 1 ? host : '127.0.0.1');
+    for (const p of layout) for (const q of [p.port, p.port + METRICS_PORT_OFFSET]) await held.hold(q, hostOf(p.service));
+    if (counts.edge > 1) await held.hold(port, host);
     // Services the others' requests depend on start first; the edge last, once every service answers.
-    const internal = (s: (typeof SERVICES)[number]) => launch(s.name, { port: portOf(s), host: '127.0.0.1' });
-    await Promise.all(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map(internal));
-    await Promise.all(SERVICES.filter((s) => !('startsFirst' in s && s.startsFirst)).map(internal));
-    await launch(EDGE.name, { port, host: opts.host ?? '127.0.0.1' });
+    const first = new Set<string>(SERVICES.filter((s) => 'startsFirst' in s && s.startsFirst).map((s) => s.name));
+    const start = (which: (service: string) => boolean) =>
+      Promise.all(layout.filter((p) => which(p.service)).map((p) => launch(p.name, p.service, { port: p.port, host: hostOf(p.service) })));
+    await start((s) => first.has(s));
+    await start((s) => s !== EDGE.name && !first.has(s));
+    await start((s) => s === EDGE.name);
+    if (counts.edge > 1) {
+      await held.release(port);
+      front = await startEdgeFront(
+        { port, host },
+        layout.filter((p) => p.service === EDGE.name).map((p) => ({ port: p.port, host: '127.0.0.1' })),
+      );
+    }
   } catch (e) {
     await stop();
     throw e;
@@ -313,10 +393,13 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     const p = processes[name];
     if (!p) throw new Error(`no fleet process named ${name}`);
     if (p.exitCode === null && p.signalCode === null) throw new Error(`${name} is still running; stop or kill it first`);
-    await launch(name, listens[name]);
+    await launch(name, services[name], listens[name]);
   };
   return {
     url: local(port),
+    edgeUrls: layout.filter((p) => p.service === EDGE.name).map((p) => local(p.port)),
+    addresses: Object.fromEntries([EDGE.name, ...SERVICES.map((s) => s.name)].map((n) => [n, addressOf(n)])),
+    replicas: counts,
     metricsUrls,
     adminToken: opts.adminToken,
     databaseUrl,
@@ -325,6 +408,21 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     restart,
     stop,
   };
+}
+
+/** The replica counts of `pnpm fleet`: `--replicas SPEC` (or `--replicas=SPEC`) over FLEET_REPLICAS; one each when neither. */
+export function readReplicas(argv: readonly string[], fromEnv: string | undefined): ReplicaCounts {
+  let spec = fromEnv;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--replicas') spec = argv[++i] ?? '';
+    else if (argv[i].startsWith('--replicas=')) spec = argv[i].slice('--replicas='.length);
+    else throw new ConfigError(`Invalid arguments:\n  ${argv[i]}: the fleet takes only --replicas N or --replicas name=N,...`);
+  }
+  try {
+    return parseReplicas(spec ?? '1');
+  } catch (e) {
+    throw new ConfigError(`Invalid arguments:\n  ${(e as Error).message}`);
+  }
 }
 
 /** `pnpm fleet`: the operator's environment, read and refused exactly as `pnpm start` reads it. */
@@ -339,6 +437,7 @@ async function main(): Promise<void> {
     throw new ConfigError(
       `Invalid environment:\n  METRICS_PORT: the local fleet places every metrics listener at its port + ${METRICS_PORT_OFFSET}; unset it`,
     );
+  const replicas = readReplicas(process.argv.slice(2), process.env.FLEET_REPLICAS);
   // Refused here, once, before any process starts: the services would each fail with the same message.
   const config = loadConfig(env.GATEWAY_CONFIG);
   // Listening before the first process starts: a SIGTERM while the fleet comes up (the edge may answer before
@@ -370,6 +469,7 @@ async function main(): Promise<void> {
     adminToken: env.GATEWAY_ADMIN_TOKEN,
     publicUrl: env.GATEWAY_PUBLIC_URL,
     logLevel: env.LOG_LEVEL,
+    replicas,
   });
   // A start that fails because the stop signal reached the services too (a process group signalled at once) has
   // done what was asked: startFleet has already stopped whatever it had started.
@@ -377,8 +477,9 @@ async function main(): Promise<void> {
   fleet = started;
   const lines = [
     '',
-    `Fleet ready: edge on ${env.HOST}:${env.PORT} (public URL ${env.GATEWAY_PUBLIC_URL})`,
-    ...SERVICES.map((s) => `  ${s.name.padEnd(10)} ${s.urlEnv}=http://127.0.0.1:${env.PORT + (s.port - EDGE.port)}`),
+    `Fleet ready: ${started.replicas.edge > 1 ? `${started.replicas.edge} edges behind a balancer` : 'edge'} on ${env.HOST}:${env.PORT} (public URL ${env.GATEWAY_PUBLIC_URL})`,
+    ...(started.replicas.edge > 1 ? [`  ${'edge'.padEnd(10)} EDGE_URL=${started.edgeUrls.join(',')}`] : []),
+    ...SERVICES.map((s) => `  ${s.name.padEnd(10)} ${s.urlEnv}=${started.addresses[s.name]}`),
     `  probes and metrics: each port + ${METRICS_PORT_OFFSET}`,
     `  models: ${config.models.length} from ${env.GATEWAY_CONFIG ?? 'the built-in demo config (simulated upstreams)'}`,
     `  database: ${started.databaseUrl}`,

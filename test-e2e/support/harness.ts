@@ -7,7 +7,7 @@ import { Pool } from 'pg';
 import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
-import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
+import { type Fleet, type FleetOptions, fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import { KAFKA, KAFKA_BROKERS, waitFor } from '@gateway/testing';
 import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { textCost, type TextPrice } from './money';
@@ -55,7 +55,14 @@ export interface TestGateway {
   metricsUrl(service: 'edge' | 'billing' | 'text' | 'media' | 'catalogue'): string;
   /** Everything the gateway logged so far (at `logLevel`, when startGateway was given one; else nothing embedded). */
   logs(): string;
+  /** Fleet only: the fleet itself, every replica's process (to kill one, or restart it) and address. */
+  fleet?: Fleet;
   stop(): Promise<void>;
+}
+
+/** How a suite's fleet runs: the replicas of each service (`pnpm fleet --replicas`); one each unless given. */
+export interface FleetShape {
+  replicas?: FleetOptions['replicas'];
 }
 
 async function portsFree(ports: number[]): Promise<boolean> {
@@ -75,8 +82,8 @@ async function portsFree(ports: number[]): Promise<boolean> {
  * range (32768+) where outgoing connections take theirs. It can still be taken before the fleet listens (another
  * test's fleet), so callers retry a failed start elsewhere.
  */
-export function pickFleetPort(): Promise<number> {
-  return pickPort(fleetPorts, 'a fleet');
+export function pickFleetPort(replicas?: FleetOptions['replicas']): Promise<number> {
+  return pickPort((p) => fleetPorts(p, replicas), 'a fleet');
 }
 
 /**
@@ -101,10 +108,10 @@ export async function pickPort(span: (port: number) => number[], what: string): 
  * Starts a fleet the way the suites do: on a free range of ports, and on another range when the start fails, since
  * another process can take a port between the check and the listen.
  */
-export async function onFleetPorts<T>(start: (port: number) => Promise<T>, attempts = 3): Promise<T> {
+export async function onFleetPorts<T>(start: (port: number) => Promise<T>, attempts = 3, replicas?: FleetOptions['replicas']): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await start(await pickFleetPort());
+      return await start(await pickFleetPort(replicas));
     } catch (err) {
       if (attempt >= attempts) throw err;
     }
@@ -113,7 +120,7 @@ export async function onFleetPorts<T>(start: (port: number) => Promise<T>, attem
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export async function startGateway(mode: Mode, config: unknown, opts: { logLevel?: 'debug' | 'info' } = {}): Promise<TestGateway> {
+export async function startGateway(mode: Mode, config: unknown, opts: { logLevel?: 'debug' | 'info' } & FleetShape = {}): Promise<TestGateway> {
   const adminToken = `test-admin-${crypto.randomBytes(8).toString('hex')}`;
   const cfg = parseConfig(config);
   let url: string;
@@ -122,6 +129,7 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
   let killService: TestGateway['killService'];
   let metricsUrl: TestGateway['metricsUrl'];
   let logs: TestGateway['logs'];
+  let started: Fleet | undefined;
 
   if (mode === 'embedded') {
     // The gateway answers absolute URLs under GATEWAY_PUBLIC_URL (media files), so it must know its port before it
@@ -158,25 +166,31 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
     const configPath = path.join(dir, 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(config));
     let dbUrl = new URL(PG_URL);
-    const fleet = await onFleetPorts((port) => {
-      dbUrl = new URL(PG_URL);
-      dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
-      return startFleet({
-        port,
-        // Kafka: the topics and groups take the fleet's prefix (its database name), so suites sharing the broker never
-        // see each other's events; the fleet creates the topics, as the broker creates none on first use.
-        ...(mode === 'fleet-kafka' ? { bus: 'kafka' as const, kafkaBrokers: KAFKA_BROKERS.join(',') } : {}),
-        // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
-        publicUrl: `http://127.0.0.1:${port}`,
-        databaseUrl: dbUrl.toString(),
-        configPath,
-        adminToken,
-        dropDatabaseOnStop: true,
-        logDir: dir,
-        dataDir: dir,
-        env: { LOG_LEVEL: opts.logLevel ?? 'warn' },
-      });
-    });
+    const fleet = await onFleetPorts(
+      (port) => {
+        dbUrl = new URL(PG_URL);
+        dbUrl.pathname = `/gw_test_${crypto.randomBytes(6).toString('hex')}`;
+        return startFleet({
+          port,
+          // Kafka: the topics and groups take the fleet's prefix (its database name), so suites sharing the broker never
+          // see each other's events; the fleet creates the topics, as the broker creates none on first use.
+          ...(mode === 'fleet-kafka' ? { bus: 'kafka' as const, kafkaBrokers: KAFKA_BROKERS.join(',') } : {}),
+          // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
+          publicUrl: `http://127.0.0.1:${port}`,
+          databaseUrl: dbUrl.toString(),
+          configPath,
+          adminToken,
+          dropDatabaseOnStop: true,
+          logDir: dir,
+          dataDir: dir,
+          env: { LOG_LEVEL: opts.logLevel ?? 'warn' },
+          replicas: opts.replicas,
+        });
+      },
+      3,
+      opts.replicas,
+    );
+    started = fleet;
     logs = () =>
       fs
         .readdirSync(dir)
@@ -210,6 +224,7 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
     killService,
     metricsUrl,
     logs,
+    fleet: started,
     account: (credits, opts) => openAccount(admin, credits, opts),
     stop,
   };
@@ -415,7 +430,7 @@ export interface Suite<U> {
  */
 export function useGatewaySuite<U extends Closable | Closable[]>(
   mode: Mode,
-  opts: { upstreams: () => Promise<U>; config: (upstreams: U) => unknown; credits: number | string },
+  opts: { upstreams: () => Promise<U>; config: (upstreams: U) => unknown; credits: number | string; fleet?: FleetShape },
   bind: (suite: Suite<U>) => void,
 ): void {
   let suite: Suite<U> | undefined;
@@ -425,13 +440,17 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
   // beforeAll: jest skips both hooks of a describe whose tests are all filtered out, and a claim never released
   // would keep the thread for the file's other describe.
   let releaseTokenWorker: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    releaseTokenWorker = claimTokenWorker();
-    upstreams = await opts.upstreams();
-    const gw = await startGateway(mode, opts.config(upstreams));
-    suite = { upstreams, gw, acct: await gw.account(opts.credits) };
-    bind(suite);
-  }, 90_000);
+  beforeAll(
+    async () => {
+      releaseTokenWorker = claimTokenWorker();
+      upstreams = await opts.upstreams();
+      const gw = await startGateway(mode, opts.config(upstreams), opts.fleet);
+      suite = { upstreams, gw, acct: await gw.account(opts.credits) };
+      bind(suite);
+      // Fourteen processes instead of seven take longer to start on a busy machine.
+    },
+    opts.fleet?.replicas ? 180_000 : 90_000,
+  );
   afterEach(async () => {
     // Read before the checks below add theirs: a test must not pass on the invariants' assertions alone.
     const asserted = expect.getState().assertionCalls;

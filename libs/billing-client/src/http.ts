@@ -2,6 +2,7 @@ import { context, propagation } from '@opentelemetry/api';
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
+import { CONNECT_TIMEOUT_MS, ReplicaSet, addressList } from '@gateway/topology';
 import {
   INTERNAL_PATHS,
   MAX_HOLDS_PER_BATCH,
@@ -31,12 +32,21 @@ const BATCH_RETRY_AFTER_MS = 60_000;
  * Billing's internal API over HTTP with a keep-alive pool, both ends of the wire checked against contract.ts.
  * Any transport failure or unreadable answer is a 503, never a 401 or a crash. Holds asked for in one turn of the
  * event loop share one request (per-turn.ts): under load that is most of the HTTP work of a hold, on both sides.
+ * `baseUrl` may list several replicas, comma-separated: one keep-alive pool each, taken round-robin, and a replica
+ * that refuses the connection is skipped (libs/topology/src/replicas.ts); a request it took is never resent.
  */
 export function createBillingHttpClient(
   baseUrl: string,
   internalToken?: string,
 ): BillingPort & JobSettingsPort & ReplayPort & { close(): Promise<void> } {
-  const pool = new Pool(baseUrl, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+  const pools = new Map(
+    addressList(baseUrl).map((url) => [
+      url,
+      new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT_MS } }),
+    ]),
+  );
+  const replicas = new ReplicaSet([...pools.keys()]);
+  const request = (options: Parameters<Pool['request']>[0]) => replicas.call((url) => (pools.get(url) as Pool).request(options));
   const headers = { 'content-type': 'application/json', ...(internalToken ? { 'x-gateway-internal-token': internalToken } : {}) };
 
   async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
@@ -47,7 +57,7 @@ export function createBillingHttpClient(
     let status: number;
     let text: string;
     try {
-      const res = await pool.request({ path, method, headers, body });
+      const res = await request({ path, method, headers, body });
       status = res.statusCode;
       text = await res.body.text();
     } catch {
@@ -139,10 +149,10 @@ export function createBillingHttpClient(
       if (r.status !== 204) throw new GatewayError('upstream_unavailable', 'The billing service failed to free the Idempotency-Key');
     },
     async ping() {
-      const res = await pool.request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);
+      const res = await request({ path: INTERNAL_PATHS.ready, method: 'GET', headers }).catch(() => undefined);
       await res?.body.dump();
       if (res?.statusCode !== 200) throw new Error('billing not ready');
     },
-    close: () => pool.close(),
+    close: () => Promise.all([...pools.values()].map((p) => p.close())).then(() => undefined),
   };
 }

@@ -1,8 +1,16 @@
 import { z } from 'zod';
-import { METRICS_PORT_OFFSET, SERVICES, serviceEntry, type ServiceName } from '@gateway/topology';
+import { METRICS_PORT_OFFSET, SERVICES, addressList, serviceEntry, type ServiceName } from '@gateway/topology';
 import { ConfigError } from './load';
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** A service's address: a base URL, or several separated by commas, one per replica (libs/topology/src/replicas.ts). */
+const serviceAddress = z
+  .string()
+  .refine(
+    (v) => addressList(v).length > 0 && addressList(v).every((u) => z.url().safeParse(u).success),
+    'a base URL, or base URLs separated by commas (one per replica)',
+  );
 
 /** Every variable the gateway's processes read, in one schema (docs/operations.md lists them with their defaults). */
 const envSchema = z.object({
@@ -85,9 +93,10 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** The edge's base URL, which the mcp service's tools call with the caller's key (embedded: its own listener). */
-  EDGE_URL: z.url().optional(),
-  // The fleet's peer addresses: one variable per service of the service table (BILLING_URL, TEXT_URL, ...).
-  ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, z.url().optional()])),
+  EDGE_URL: serviceAddress.optional(),
+  // The fleet's peer addresses: one variable per service of the service table (BILLING_URL, TEXT_URL, ...), each a
+  // base URL or a comma-separated list of them, one per replica.
+  ...Object.fromEntries(SERVICES.map((s) => [s.urlEnv, serviceAddress.optional()])),
 });
 
 type Parsed = z.infer<typeof envSchema>;
@@ -166,12 +175,15 @@ export function readFleetEnv(service: string, source: NodeJS.ProcessEnv = proces
   return { ...env, GATEWAY_INTERNAL_TOKEN: token, BUS: bus };
 }
 
-/** A peer's base URL from its variable in the service table; a fleet process cannot start without it. */
+/**
+ * A peer's address from its variable in the service table (its base URL, or its replicas' separated by commas, each
+ * without a trailing slash); a fleet process cannot start without it.
+ */
 export function serviceUrl(env: GatewayEnv, name: ServiceName, neededBy: string): string {
   const variable = serviceEntry(name).urlEnv;
   const url = (env as Record<string, unknown>)[variable];
   if (typeof url !== 'string') throw new ConfigError(`Invalid environment:\n  ${variable}: required for ${neededBy} in the fleet`);
-  return url.replace(/\/$/, '');
+  return addressList(url).join(',');
 }
 
 /** The variables of the schema, for the docs test that keeps docs/operations.md complete. */

@@ -71,6 +71,16 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 25_000;
  */
 export const CLOSE_RESERVE_MS = 2_000;
 
+/**
+ * The start of a drain during which the listener still takes requests, each answered with `Connection: close`.
+ * A keep-alive connection closed while idle races a request its caller is sending on it at that moment: the request
+ * fails, and the caller cannot know that it was never read, so it may not resend it (docs/reliability.md). Callers
+ * that balance over replicas keep such connections busy; within this time each carries one more request, whose
+ * answer closes it cleanly, and the caller's next connection is refused once the listener closes, which it may
+ * send elsewhere. Found by the rolling restart of test-e2e/reliability/replica-faults.e2e.ts.
+ */
+export const DRAIN_NOTICE_MS = 300;
+
 async function listen(server: http.Server, port: number, host: string): Promise<number> {
   await claimHeldPort(port);
   return new Promise((resolve, reject) => {
@@ -143,6 +153,10 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     app,
   );
   server.on('clientError', refuseClientError);
+  // Draining: every answer closes its connection (DRAIN_NOTICE_MS says why).
+  server.prependListener('request', (_req, res) => {
+    if (closing !== undefined) res.shouldKeepAlive = false;
+  });
   const dependencies = watchDependencies(opts.dependencies ?? {}, opts.metrics, logger);
   const ops = http.createServer(createOpsApp({ ...opts, dependencies: dependencies.report, draining: () => closing !== undefined }));
   // The probes' listener too: a flood there would fail the liveness probe and have the orchestrator kill the process.
@@ -181,8 +195,10 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     shutdown(graceMs = opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) {
       closing ??= (async () => {
         // Requests get what the reserves leave; a drain shorter than the reserves cuts them at once.
-        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0));
+        const notice = Math.min(DRAIN_NOTICE_MS, Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0)));
+        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0) - notice);
         logger.info({ graceMs, cutAfterMs }, 'draining');
+        if (notice > 0) await new Promise((r) => setTimeout(r, notice));
         const closed = new Promise<void>((r) => server.close(() => r()));
         // A keep-alive connection whose request finishes during the drain turns idle; close it then, not at the deadline.
         server.closeIdleConnections();

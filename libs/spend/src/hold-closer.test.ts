@@ -1,7 +1,8 @@
 import type { EventBus } from '@gateway/bus';
 import { waitFor } from '@gateway/testing';
-import { HoldCloser } from './hold-closer';
+import { HoldCloser, MAX_UNACKED_CLOSES } from './hold-closer';
 import { holdRecordFromJSON, holdRecordToJSON } from './hold-record';
+import { OpenHolds } from './open-holds';
 import { PaidCall } from './paid-call';
 import { answers, fakeTextProtocol } from '@gateway/upstreams/testing';
 import { recordingLogger, spendFixture, testContext, type SpendFixture } from './testing';
@@ -86,6 +87,63 @@ describe('HoldCloser', () => {
     expect(await closer.settle({ chargeNano: 8_000n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' })).toBe('0.000005');
     await fx.billing.delivered();
     expect(fx.billing.closes).toMatchObject([{ charge_nano: '5000', record: { capped_from_nano: '8000' } }]);
+  });
+  it('settleAfterAnswer: the charge at once, the close published once on the next turn, held open for a drain until then', async () => {
+    const paid = await placedAndAnswered();
+    const published: string[] = [];
+    const bus: EventBus = {
+      ...fx.bus,
+      publish: async (topic, event) => {
+        published.push(event.id);
+        await fx.bus.publish(topic, event);
+      },
+    };
+    const openHolds = new OpenHolds();
+    openHolds.add(paid.record.holdId);
+    const closer = new HoldCloser({ bus, logger: recordingLogger([]), openHolds }, paid.record);
+    expect(await closer.settleAfterAnswer({ chargeNano: 8_000n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' })).toBe('0.000005');
+    // Nothing on the bus in this turn, where the caller writes its answer; the hold is closed for this closer already.
+    expect(published).toEqual([]);
+    expect(closer.closed).toBe(true);
+    expect(openHolds.size).toBe(1);
+    await closer.release('upstream_unavailable'); // a late failure after the answer: no second close
+    expect(await openHolds.settled(5_000)).toBe(0);
+    await fx.billing.delivered();
+    expect(published).toEqual([`${paid.record.holdId}:close`]);
+    expect(fx.billing.closes).toMatchObject([
+      { hold_id: paid.record.holdId, outcome: 'settle', charge_nano: '5000', record: { capped_from_nano: '8000' } },
+    ]);
+  });
+  it('settleAfterAnswer: past MAX_UNACKED_CLOSES publishes unanswered (a hanging bus), the caller waits for its own', async () => {
+    const paid = await placedAndAnswered();
+    const hanging: (() => void)[] = [];
+    const bus: EventBus = { ...fx.bus, publish: () => new Promise<void>((resolve) => hanging.push(resolve)) };
+    const usage = { chargeNano: 1n, tokensPrompt: 1, tokensCompletion: 1, finishReason: 'stop' };
+    const closer = () => new HoldCloser({ bus, logger: recordingLogger([]) }, paid.record);
+    const first = await Promise.all(Array.from({ length: MAX_UNACKED_CLOSES }, () => closer().settleAfterAnswer(usage)));
+    expect(first).toHaveLength(MAX_UNACKED_CLOSES);
+    await new Promise((r) => setImmediate(r));
+    expect(hanging).toHaveLength(MAX_UNACKED_CLOSES);
+    let answered = false;
+    const over = closer()
+      .settleAfterAnswer(usage)
+      .then((c) => {
+        answered = true;
+        return c;
+      });
+    await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(false);
+    expect(hanging).toHaveLength(MAX_UNACKED_CLOSES + 1);
+    for (const resolve of hanging.splice(0)) resolve();
+    expect(await over).toBe('0.000000001');
+    // The backlog is back to nothing: the next close goes after its answer again.
+    await new Promise((r) => setImmediate(r));
+    const after = closer().settleAfterAnswer(usage);
+    expect(hanging).toHaveLength(0);
+    await after;
+    await new Promise((r) => setImmediate(r));
+    expect(hanging).toHaveLength(1);
+    hanging[0]();
   });
   it('republish: a close the bus refused is published again in the background once the bus takes it; without it, it is left to expire', async () => {
     const paid = await placedAndAnswered();

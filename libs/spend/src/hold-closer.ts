@@ -82,6 +82,30 @@ export class HoldCloser {
     return this.settleAs(usage, 'succeeded', null, usage.finishReason, facts);
   }
 
+  /**
+   * Settles as `settle` does, but the charge comes back at once (a resolved promise: no turn of the event loop
+   * passes) and the close is published on setImmediate, after the caller has written its answer in this turn: the
+   * answer does not wait for the bus's acknowledgement (at one connection a round trip to Redis or Kafka, two
+   * process wake-ups). Nothing else changes: the closer is closed from now on, the hold stays in `openHolds` until
+   * the publish (a drain waits for it), and a refused publish is published again as `settle`'s is. Only a kill
+   * between the answer's write and the next turn loses the close, and the hold then expires uncharged: never a
+   * double charge. While MAX_UNACKED_CLOSES of these publishes are unanswered (a bus that hangs, as kafkajs does
+   * while it retries a dead broker), the caller waits for its own publish as `settle`'s does, so answers cannot
+   * outrun the bus without bound.
+   */
+  settleAfterAnswer(usage: Usage, facts: CallFacts = {}): Promise<string> {
+    const { charge, rec } = this.settlement(usage, 'succeeded', null, usage.finishReason);
+    const cost = formatUsd(charge);
+    const event = this.closeEvent('settle', charge, rec, facts);
+    if (!event) return Promise.resolve(cost);
+    if (unackedCloses >= MAX_UNACKED_CLOSES) return this.publish(event).then(() => cost);
+    unackedCloses++;
+    setImmediate(() => {
+      void this.publish(event).finally(() => unackedCloses--);
+    });
+    return Promise.resolve(cost);
+  }
+
   /** A stream that broke after delivering some answer: charged for what was delivered, recorded as failed. */
   settlePartial(usage: Usage, errorCode: string, facts: CallFacts = {}): Promise<string> {
     return this.settleAs(usage, 'failed', errorCode, 'error', facts);
@@ -187,7 +211,13 @@ export class HoldCloser {
   }
 
   private async close(outcome: HoldClose['outcome'], charge: bigint, rec: RecordFields, facts: CallFacts): Promise<void> {
-    if (this.done) return;
+    const event = this.closeEvent(outcome, charge, rec, facts);
+    if (event) await this.publish(event);
+  }
+
+  /** The close's event, counted; undefined when this closer has already closed. */
+  private closeEvent(outcome: HoldClose['outcome'], charge: bigint, rec: RecordFields, facts: CallFacts): BusEvent<HoldClose> | undefined {
+    if (this.done) return undefined;
     // Set before publishing: a failed publish is not retried here, so the hold can never be closed twice by us.
     this.done = true;
     const hold = this.record;
@@ -197,7 +227,11 @@ export class HoldCloser {
     const data: HoldClose = { ...this.ids(), outcome, charge_nano: charge.toString(), record: this.usageRecord(rec, facts) };
     // Keyed by hold, not account: closes of different holds commute (each applies once, to its own hold), so
     // ordering them per account would only serialise a busy account's settles.
-    const event: BusEvent<HoldClose> = { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data };
+    return { id: `${hold.holdId}:close`, type: EVENT_TYPES.holdClose, key: hold.holdId, data };
+  }
+
+  private async publish(event: BusEvent<HoldClose>): Promise<void> {
+    const hold = this.record;
     try {
       await this.deps.bus.publish(TOPICS.holds, event);
     } catch (err) {
@@ -235,6 +269,11 @@ export class HoldCloser {
     setTimeout(attempt, wait).unref();
   }
 }
+
+/** Closes published after their answer (settleAfterAnswer) whose publish has not yet answered, in this process. */
+let unackedCloses = 0;
+/** Past this many, settleAfterAnswer waits for its publish: the backlog a hanging bus can build stays bounded. */
+export const MAX_UNACKED_CLOSES = 1_000;
 
 /** The first wait before a refused hold close is published again; it doubles up to REPUBLISH_MAX_WAIT_MS. */
 const REPUBLISH_FIRST_WAIT_MS = 250;

@@ -230,12 +230,25 @@ export class PaidCall {
 
   /** Settles at the actual charge, capped at the hold; returns the exact charge as the string clients see. */
   settle(usage: Usage): Promise<string> {
+    this.noteSpeed(usage);
+    return this.closer.settle(usage, this.facts());
+  }
+
+  /**
+   * The same settle, for a caller that writes its whole answer in this turn of the event loop: the charge at once,
+   * the close published on the next turn, after the answer's last byte (HoldCloser.settleAfterAnswer).
+   */
+  settleAfterAnswer(usage: Usage): Promise<string> {
+    this.noteSpeed(usage);
+    return this.closer.settleAfterAnswer(usage, this.facts());
+  }
+
+  private noteSpeed(usage: Usage): void {
     // A batch's tokens came from several calls, perhaps on several endpoints: no one endpoint's speed.
     if (this.answeredAt && this.answers === 1) {
       const { endpoint, startedAt } = this.answeredAt;
       this.deps.circuits.speed.throughput(endpoint.key, usage.tokensCompletion, Date.now() - startedAt);
     }
-    return this.closer.settle(usage, this.facts());
   }
 
   /** Releases the hold: nothing is charged, the usage record carries the error code. */

@@ -124,6 +124,8 @@ async function fakeBilling(bus: EventBus): Promise<FakeBilling> {
     arrivals,
     open: () => holdIds.filter((id) => !closes.some((c) => c.hold_id === id)),
     async delivered() {
+      // A close handed over after the answer (settleAfterAnswer) is published on the next turn of the event loop.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       // The memory bus delivers one key's events in publish order, so a marker on each hold's key arriving means
       // everything published before it on that key has arrived too: no sleeping, no guessing.
       await Promise.all(

@@ -23,3 +23,13 @@ export {
 } from './port-handoff';
 export { holdPort, type HoldPortOptions } from './hold-port';
 export { bundleCommand, EMBEDDED_COMMAND, migrateCommand, serviceCommand, sourceCommand } from './commands';
+export { CONNECT_TIMEOUT_MS, EJECT_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
+export {
+  MAX_REPLICAS,
+  REPLICA_PORT_STRIDE,
+  parseReplicas,
+  replicaName,
+  replicaPort,
+  type FleetProcessName,
+  type ReplicaCounts,
+} from './fleet-replicas';

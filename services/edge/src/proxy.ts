@@ -1,21 +1,33 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from 'http-proxy-middleware';
 import type { GatewayEnv } from '@gateway/config';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { INTERNAL, onClientGone } from '@gateway/service-kit';
-import { serviceEntry, type ServiceName } from '@gateway/topology';
+import { ReplicaSet, addressList, serviceEntry, type ServiceName } from '@gateway/topology';
+import { ReplicaAgent } from './replica-agent';
+
+/** A base URL as the agent sees its connections: scheme, host and explicit port. */
+const origin = (base: string) => {
+  const u = new URL(base);
+  return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
+};
 
 /**
  * Forwards to a fleet service with http-proxy-middleware. Bodies are never parsed at the edge, and
- * responses (SSE included) are piped as they arrive, unbuffered.
+ * responses (SSE included) are piped as they arrive, unbuffered. `address` is the service's base URL, or its
+ * replicas' separated by commas: each request goes to the next one in turn, and one that refuses the connection is
+ * skipped for the next (replica-agent.ts).
  */
-export function proxyTo(target: string): RequestHandler {
+export function proxyTo(address: string): RequestHandler {
+  const replicas = new ReplicaSet(addressList(address).map(origin));
   // Without a keep-alive agent every hop opens a connection and the service answers `connection: close`,
   // which the proxy would copy to the client and so close its connection too.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
+  const agent = new ReplicaAgent(replicas, { keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
   return createProxyMiddleware({
-    target,
+    target: replicas.targets[0],
+    // One replica: no choice to make per request.
+    ...(replicas.targets.length > 1 ? { router: () => replicas.next() } : {}),
     agent,
     changeOrigin: false,
     xfwd: true,

@@ -1,3 +1,5 @@
+import { ReplicaSet, addressList } from '@gateway/topology';
+
 /**
  * The tools' one way into the gateway: an HTTP call to the edge's public listener with the caller's own key, so
  * authentication, the rate meter, holds, settles and usage records apply exactly as they do to any client.
@@ -19,18 +21,25 @@ export interface EdgeCall {
 }
 
 export class EdgeClient {
-  /** `baseUrl` is read per call: embedded, the listener's port is known only once it listens. */
+  private replicas?: { address: string; set: ReplicaSet };
+
+  /**
+   * `baseUrl` is read per call: embedded, the listener's port is known only once it listens. It may list the edge's
+   * replicas, comma-separated: taken round-robin, a refusing one skipped (@gateway/topology's ReplicaSet).
+   */
   constructor(private readonly baseUrl: () => string) {}
+
+  private edges(): ReplicaSet {
+    const address = this.baseUrl();
+    if (this.replicas?.address !== address) this.replicas = { address, set: new ReplicaSet(addressList(address)) };
+    return this.replicas.set;
+  }
 
   async call(key: string, path: string, opts: EdgeCall = {}): Promise<EdgeAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json', ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${this.baseUrl()}${path}`, {
-      method: opts.method ?? 'GET',
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      signal: opts.signal,
-    });
+    const sent = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const r = await this.edges().call((edge) => fetch(`${edge}${path}`, { method: opts.method ?? 'GET', headers, body: sent, signal: opts.signal }));
     const text = await r.text();
     let body: unknown;
     try {

@@ -3,15 +3,23 @@ import type { Request, Response } from 'express';
 import { Pool } from 'undici';
 import { GatewayError } from '@gateway/errors';
 import { INTERNAL, contextOf } from '@gateway/service-kit';
+import { CONNECT_TIMEOUT_MS, ReplicaSet, addressList } from '@gateway/topology';
 import type { MediaFilesPort } from './port';
 
 /** Headers of the media service's file answer that reach the client (its own cache and range headers). */
 const PASSED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'cache-control', 'last-modified'];
 const unreachable = () => new GatewayError('upstream_unavailable', 'The media service is unreachable; try again shortly');
 
-/** The fleet's media service over its internal API, with the edge's headers of the request passed on. */
+/**
+ * The fleet's media service over its internal API, with the edge's headers of the request passed on. `baseUrl` may
+ * list its replicas, comma-separated: a keep-alive pool each, round-robin, a refusing one skipped (@gateway/topology).
+ */
 export function httpMediaFiles(baseUrl: string, internalToken: string | undefined): MediaFilesPort & { close(): Promise<void> } {
-  const pool = new Pool(baseUrl, { connections: 16, keepAliveTimeout: 30_000 });
+  const pools = new Map(
+    addressList(baseUrl).map((url) => [url, new Pool(url, { connections: 16, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT_MS } })]),
+  );
+  const replicas = new ReplicaSet([...pools.keys()]);
+  const pool = { request: (options: Parameters<Pool['request']>[0]) => replicas.call((url) => (pools.get(url) as Pool).request(options)) };
   const token = internalToken ? { [INTERNAL.token]: internalToken } : {};
   return {
     async keep(owner, bytes, contentType) {
@@ -63,6 +71,6 @@ export function httpMediaFiles(baseUrl: string, internalToken: string | undefine
       }
       await pipeline(answer.body, res);
     },
-    close: () => pool.close(),
+    close: () => Promise.all([...pools.values()].map((p) => p.close())).then(() => undefined),
   };
 }

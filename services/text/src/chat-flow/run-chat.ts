@@ -164,7 +164,8 @@ export async function completeChats(
     }
     // One answer keeps the upstream's own details; a batch sums the figures.
     const t = answers.length === 1 ? answers[0].t : sumFigures(answers.map((a) => a.t));
-    const cost = await paid.settle({
+    // The callers write the answer in this turn; the close follows it onto the bus (settleAfterAnswer).
+    const cost = await paid.settleAfterAnswer({
       ...settlement(
         answers[0].model,
         t,
