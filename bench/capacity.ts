@@ -285,7 +285,7 @@ function report(results: ScenarioResult[], tables: string, header: string): stri
 export async function benchCapacity(opts: BenchOptions, log: (l: string) => void): Promise<string> {
   const requests = Math.max(100, Math.round(Number(process.env.BENCH_CAPACITY_REQUESTS || 2000)));
   const bus = process.env.BENCH_CAPACITY_BUS === 'kafka' ? 'kafka' : 'redis';
-  const replicas = 1;
+  const replicas = Math.max(1, Math.round(Number(process.env.BENCH_REPLICAS || 1)));
   const routes = process.env.BENCH_ROUTES ? opts.routes : ['chat', 'embeddings', 'chat-stream'];
   const dir = fs.mkdtempSync(path.join(opts.dataRoot, 'gw-capacity-'));
   const db = `gw_cap_${crypto.randomBytes(4).toString('hex')}`;
@@ -300,7 +300,7 @@ export async function benchCapacity(opts: BenchOptions, log: (l: string) => void
       .join(' ');
   const loadBefore = load();
   const fleetOpts: FleetOptions = {
-    port: await freePortSet((p) => fleetPorts(p)),
+    port: await freePortSet((p) => fleetPorts(p, replicas)),
     configPath: writeGatewayConfig(dir, upstream.url),
     adminToken,
     databaseUrl: `postgres://postgres@127.0.0.1:5432/${db}`,
@@ -309,6 +309,7 @@ export async function benchCapacity(opts: BenchOptions, log: (l: string) => void
     logDir: dir,
     dataDir,
     logLevel: opts.logLevel as 'info',
+    replicas,
     ...(bus === 'kafka' ? { bus, kafkaPort: Number(process.env.FLEET_KAFKA_PORT) || (await freePortSet((p) => [p, p + 1])) } : {}),
   };
   log(`fleet on ${bus}, ${replicas} replica(s) per service, database ${db}`);
