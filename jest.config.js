@@ -18,7 +18,12 @@ module.exports = {
       ...common,
       displayName: 'unit',
       setupFilesAfterEnv: ['<rootDir>/scripts/jest/timeout-unit.js'],
-      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/scripts/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/libs/*/src/**/*.test.ts',
+        '<rootDir>/services/*/src/**/*.test.ts',
+        '<rootDir>/scripts/**/*.test.ts',
+        '<rootDir>/bench/*.test.ts',
+      ],
       testPathIgnorePatterns: ['/node_modules/', '\\.pglite\\.test\\.ts$'],
     },
     {

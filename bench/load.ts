@@ -17,6 +17,8 @@ export interface LoadSpec {
   headers: Record<string, string>;
   connections: number;
   seconds: number;
+  /** Stop after this many requests instead of after `seconds` (bench/capacity.ts counts work per request). */
+  amount?: number;
 }
 
 export interface LoadResult {
@@ -50,7 +52,7 @@ export function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
         body: spec.body,
         headers: spec.headers,
         connections: spec.connections,
-        duration: spec.seconds,
+        ...(spec.amount ? { amount: spec.amount } : { duration: spec.seconds }),
       },
       (err: unknown, r: autocannon.Result) => {
         if (err) return reject(err);

@@ -11,13 +11,15 @@
  * (bench/profile.ts); with BENCH_TARGETS=fleet, the fleet's processes. `pnpm bench bus` measures the memory event bus alone (bench/bus.ts),
  * `pnpm bench ledger` the embedded write-behind's ledger_write (bench/ledger-write.ts);
  * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts);
- * `pnpm bench startup` the embedded gateway's start, idle memory and CPU, and peak memory under chat (bench/startup.ts).
+ * `pnpm bench startup` the embedded gateway's start, idle memory and CPU, and peak memory under chat (bench/startup.ts);
+ * `pnpm bench capacity` the fleet's CPU, memory, PostgreSQL, Redis and Kafka work per request (bench/capacity.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchAb } from './ab';
 import { benchBus } from './bus';
+import { benchCapacity } from './capacity';
 import { benchLedgerWrite } from './ledger-write';
 import { measureInTurns, verifyTarget } from './measure';
 import { readOptions, type BenchOptions, type TargetName } from './options';
@@ -136,7 +138,9 @@ const run =
         ? benchAb(readOptions([], process.env), process.argv[3] ?? 'HEAD', log)
         : command === 'startup'
           ? benchStartup(readOptions([], process.env), log)
-          : main();
+          : command === 'capacity'
+            ? benchCapacity(readOptions([], process.env), log)
+            : main();
 run.then(
   (out) => {
     process.stdout.write(out);
