@@ -182,7 +182,7 @@ describe('two replicas of every service: kill -9 and rolling restarts under load
   }, 240_000);
 
   // Not yet proven at zero: the drain no longer closes a caller's pooled idle connection (DRAIN_NOTICE_MS outlasts
-  // POOLED_IDLE_MS), but a run still lost 2 calls in ~2,400 while text started again (docs/reliability.md,
+  // POOLED_IDLE_MS), and a run lost none of ~2,450, but another lost 2 while text started again (docs/reliability.md,
   // "Replicas"). Run with REPLICA_ROLLING_RESTART=1 until it passes every run.
   const rolling = process.env.REPLICA_ROLLING_RESTART === '1' ? it : it.skip;
   rolling(
