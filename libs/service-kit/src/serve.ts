@@ -198,8 +198,9 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     shutdown(graceMs = opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) {
       closing ??= (async () => {
         // Requests get what the reserves leave; a drain shorter than the reserves cuts them at once.
-        const notice = Math.min(DRAIN_NOTICE_MS, Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0)));
-        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0) - notice);
+        // cutAfterMs counts from SIGTERM, notice included: the cut comes when the reserves are left, however long the notice.
+        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0));
+        const notice = Math.min(DRAIN_NOTICE_MS, cutAfterMs);
         logger.info({ graceMs, cutAfterMs }, 'draining');
         // Registered first: the listener may have no connection left (so emit 'close') before the notice ends.
         const closed = new Promise<void>((r) => server.once('close', () => r()));
@@ -213,7 +214,7 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
         const timer = setTimeout(() => {
           logger.warn({ cutAfterMs }, 'drain deadline: cutting the connections still open');
           server.closeAllConnections();
-        }, cutAfterMs);
+        }, cutAfterMs - notice);
         await closed;
         clearInterval(idle);
         clearTimeout(timer);
