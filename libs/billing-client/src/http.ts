@@ -2,7 +2,7 @@ import { context, propagation } from '@opentelemetry/api';
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
-import { CONNECT_TIMEOUT_MS, ReplicaSet, addressList } from '@gateway/topology';
+import { CONNECT_TIMEOUT_MS, POOLED_IDLE, ReplicaSet, addressList } from '@gateway/topology';
 import {
   INTERNAL_PATHS,
   MAX_HOLDS_PER_BATCH,
@@ -42,7 +42,7 @@ export function createBillingHttpClient(
   const pools = new Map(
     addressList(baseUrl).map((url) => [
       url,
-      new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT_MS } }),
+      new Pool(url, { connections: 64, pipelining: 1, ...POOLED_IDLE, connect: { timeout: CONNECT_TIMEOUT_MS } }),
     ]),
   );
   const replicas = new ReplicaSet([...pools.keys()]);

@@ -1,11 +1,12 @@
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { type AppListener, createOpsApp } from './app';
 import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { claimHeldPort } from './port-handoff';
+import { POOLED_IDLE_MS } from '@gateway/topology';
 import { type Dependencies, watchDependencies } from './dependencies';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type RefusedBecause, limitConnections } from './connection-limits';
 
@@ -72,14 +73,16 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 25_000;
 export const CLOSE_RESERVE_MS = 2_000;
 
 /**
- * The start of a drain during which the listener still takes requests, each answered with `Connection: close`.
- * A keep-alive connection closed while idle races a request its caller is sending on it at that moment: the request
- * fails, and the caller cannot know that it was never read, so it may not resend it (docs/reliability.md). Callers
- * that balance over replicas keep such connections busy; within this time each carries one more request, whose
- * answer closes it cleanly, and the caller's next connection is refused once the listener closes, which it may
- * send elsewhere. Found by the rolling restart of test-e2e/reliability/replica-faults.e2e.ts.
+ * The start of a drain during which the listener no longer accepts connections but serves those it has, each answer
+ * with `Connection: close`, and closes none of them while idle. A keep-alive connection closed while idle races a
+ * request its caller is sending on it at that moment: the request fails, and the caller cannot know that it was never
+ * read, so it may not resend it (docs/reliability.md, "Replicas"). Our callers drop a pooled connection idle for
+ * POOLED_IDLE_MS (@gateway/topology); this notice is longer by a margin for a loaded machine's late timers, so that
+ * when it ends, no connection idle since before the drain is still in a caller's pool, and every one used since was
+ * closed by its answer. A caller's new connection is refused from the start, which it may send elsewhere (the
+ * request provably never left it). Found by the rolling restart of test-e2e/reliability/replica-faults.e2e.ts.
  */
-export const DRAIN_NOTICE_MS = 300;
+export const DRAIN_NOTICE_MS = POOLED_IDLE_MS + 1_000;
 
 async function listen(server: http.Server, port: number, host: string): Promise<number> {
   await claimHeldPort(port);
@@ -195,18 +198,23 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     shutdown(graceMs = opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) {
       closing ??= (async () => {
         // Requests get what the reserves leave; a drain shorter than the reserves cuts them at once.
-        const notice = Math.min(DRAIN_NOTICE_MS, Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0)));
-        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0) - notice);
+        // cutAfterMs counts from SIGTERM, notice included: the cut comes when the reserves are left, however long the notice.
+        const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0));
+        const notice = Math.min(DRAIN_NOTICE_MS, cutAfterMs);
         logger.info({ graceMs, cutAfterMs }, 'draining');
+        // Registered first: the listener may have no connection left (so emit 'close') before the notice ends.
+        const closed = new Promise<void>((r) => server.once('close', () => r()));
+        // Stops accepting only: http.Server#close would also close the idle keep-alive connections at once.
+        net.Server.prototype.close.call(server);
         if (notice > 0) await new Promise((r) => setTimeout(r, notice));
-        const closed = new Promise<void>((r) => server.close(() => r()));
-        // A keep-alive connection whose request finishes during the drain turns idle; close it then, not at the deadline.
-        server.closeIdleConnections();
+        // Closes what is idle now and stops Node's connection checks; a connection whose request finishes later
+        // turns idle, and is closed then (below), not at the deadline.
+        server.close();
         const idle = setInterval(() => server.closeIdleConnections(), 100);
         const timer = setTimeout(() => {
           logger.warn({ cutAfterMs }, 'drain deadline: cutting the connections still open');
           server.closeAllConnections();
-        }, cutAfterMs);
+        }, cutAfterMs - notice);
         await closed;
         clearInterval(idle);
         clearTimeout(timer);

@@ -23,7 +23,7 @@ export {
 } from './port-handoff';
 export { holdPort, type HoldPortOptions } from './hold-port';
 export { bundleCommand, EMBEDDED_COMMAND, migrateCommand, serviceCommand, sourceCommand } from './commands';
-export { CONNECT_TIMEOUT_MS, EJECT_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
+export { CONNECT_TIMEOUT_MS, EJECT_MS, POOLED_IDLE, POOLED_IDLE_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
 export {
   MAX_REPLICAS,
   REPLICA_PORT_STRIDE,

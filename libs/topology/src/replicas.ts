@@ -14,6 +14,20 @@ export const EJECT_MS = 5_000;
 /** How long a connection may take to open before the replica counts as refusing it (the request was not sent). */
 export const CONNECT_TIMEOUT_MS = 3_000;
 
+/**
+ * The longest a caller of ours keeps an idle keep-alive connection to a service in its pool (the edge's proxy agent,
+ * the undici pools of the billing and media clients). A draining process keeps every connection it has open for
+ * longer than this (serve.ts, DRAIN_NOTICE_MS) before it closes the idle ones, so it never closes a connection a
+ * caller may still pick to send a request on: that request would be lost unread, and the caller could not know it.
+ */
+export const POOLED_IDLE_MS = 1_000;
+
+/**
+ * POOLED_IDLE_MS as an undici pool's options: keepAliveTimeout when the server sends no hint, keepAliveMaxTimeout
+ * over the `Keep-Alive: timeout=65` hint our servers send (sized for load balancers, serve.ts), which would keep 64 s.
+ */
+export const POOLED_IDLE = { keepAliveTimeout: POOLED_IDLE_MS, keepAliveMaxTimeout: POOLED_IDLE_MS } as const;
+
 /** The base URLs of a service address: comma-separated, blanks dropped, each without its trailing slash. */
 export function addressList(address: string): string[] {
   return address

@@ -4,7 +4,7 @@ import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from
 import type { GatewayEnv } from '@gateway/config';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { INTERNAL, onClientGone } from '@gateway/service-kit';
-import { ReplicaSet, addressList, serviceEntry, type ServiceName } from '@gateway/topology';
+import { POOLED_IDLE_MS, ReplicaSet, addressList, serviceEntry, type ServiceName } from '@gateway/topology';
 import { ReplicaAgent } from './replica-agent';
 
 /** A base URL as the agent sees its connections: scheme, host and explicit port. */
@@ -23,7 +23,9 @@ export function proxyTo(address: string): RequestHandler {
   const replicas = new ReplicaSet(addressList(address).map(origin));
   // Without a keep-alive agent every hop opens a connection and the service answers `connection: close`,
   // which the proxy would copy to the client and so close its connection too.
-  const agent = new ReplicaAgent(replicas, { keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000 });
+  // `timeout` bounds how long a free (idle) socket stays pooled (Node's agent destroys a free socket on it; a busy
+  // one's is the request's, proxyTimeout below): POOLED_IDLE_MS, which a draining service outwaits (serve.ts).
+  const agent = new ReplicaAgent(replicas, { keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000, timeout: POOLED_IDLE_MS });
   return createProxyMiddleware({
     target: replicas.targets[0],
     // One replica: no choice to make per request.

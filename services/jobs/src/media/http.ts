@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { Pool } from 'undici';
 import { GatewayError } from '@gateway/errors';
 import { INTERNAL, contextOf } from '@gateway/service-kit';
-import { CONNECT_TIMEOUT_MS, ReplicaSet, addressList } from '@gateway/topology';
+import { CONNECT_TIMEOUT_MS, POOLED_IDLE, ReplicaSet, addressList } from '@gateway/topology';
 import type { MediaFilesPort } from './port';
 
 /** Headers of the media service's file answer that reach the client (its own cache and range headers). */
@@ -16,7 +16,7 @@ const unreachable = () => new GatewayError('upstream_unavailable', 'The media se
  */
 export function httpMediaFiles(baseUrl: string, internalToken: string | undefined): MediaFilesPort & { close(): Promise<void> } {
   const pools = new Map(
-    addressList(baseUrl).map((url) => [url, new Pool(url, { connections: 16, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT_MS } })]),
+    addressList(baseUrl).map((url) => [url, new Pool(url, { connections: 16, ...POOLED_IDLE, connect: { timeout: CONNECT_TIMEOUT_MS } })]),
   );
   const replicas = new ReplicaSet([...pools.keys()]);
   const pool = { request: (options: Parameters<Pool['request']>[0]) => replicas.call((url) => (pools.get(url) as Pool).request(options)) };

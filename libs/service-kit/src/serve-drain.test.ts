@@ -1,0 +1,72 @@
+import net from 'node:net';
+import { POOLED_IDLE_MS } from '@gateway/topology';
+import { createLogger } from './logger';
+import { createMetrics } from './metrics';
+import { serve } from './serve';
+
+/**
+ * A draining process must never close a keep-alive connection a caller may still pick from its idle pool: a request
+ * sent on it as it closes is lost unread, and the caller cannot know (docs/reliability.md, "Replicas"). Here the
+ * caller sends on a connection left idle since before the drain, as late as our callers keep one (POOLED_IDLE_MS).
+ */
+describe('serve: the drain notice', () => {
+  const get = 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n';
+
+  /** Resolves with what the socket has received once `done` says so, or with the error that ended it. */
+  const received = (socket: net.Socket, done: (text: string) => boolean) =>
+    new Promise<{ text: string; error?: string; ended: boolean }>((resolve) => {
+      let text = '';
+      let ended = false;
+      const finish = (error?: string) => {
+        socket.removeAllListeners('data');
+        resolve({ text, error, ended });
+      };
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+        if (done(text)) finish();
+      });
+      socket.once('end', () => {
+        ended = true;
+        finish();
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => finish(e.code ?? e.message));
+    });
+
+  it('answers a request sent on an idle keep-alive connection with Connection: close, and refuses new connections', async () => {
+    const served = await serve((_req, res) => res.end('ok'), {
+      service: 'test',
+      port: 0,
+      host: '127.0.0.1',
+      metricsPort: 0,
+      logger: createLogger('test', 'silent'),
+      metrics: createMetrics(),
+      ready: async () => {},
+    });
+    const socket = net.connect({ host: '127.0.0.1', port: served.port });
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(get);
+    const first = await received(socket, (t) => t.endsWith('\r\n\r\nok'));
+    expect(first.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: keep-alive\r\n/s);
+
+    // The drain begins with this connection idle in the caller's pool; the caller picks it as late as it may.
+    const drained = served.shutdown();
+    await new Promise((r) => setTimeout(r, POOLED_IDLE_MS));
+    const second = received(socket, () => false);
+    socket.write(get);
+    const refused = await new Promise<string | undefined>((resolve) => {
+      const other = net.connect({ host: '127.0.0.1', port: served.port });
+      other.once('connect', () => {
+        other.destroy();
+        resolve(undefined);
+      });
+      other.once('error', (e: NodeJS.ErrnoException) => resolve(e.code));
+    });
+    const answer = await second;
+    expect({ error: answer.error, ended: answer.ended }).toEqual({ error: undefined, ended: true });
+    expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: close\r\n.*\r\n\r\nok$/s);
+    // A caller's new connection never reaches a draining listener: it may send that request to another replica.
+    expect(refused).toBe('ECONNREFUSED');
+    socket.destroy();
+    await drained;
+  });
+});
