@@ -127,7 +127,8 @@ describe('the charge never exceeds the worst case', () => {
         fc.double({ min: 0, max: 1, noNaN: true }),
         (m, n, d, share) => {
           const heldMillis = secondsToMillis(heldSeconds(m, d));
-          expect(Number(heldMillis)).toBeGreaterThanOrEqual(heldSeconds(m, d) * 1000 - 1e-6);
+          // secondsToMillis reads the duration to the microsecond first: it may fall short by half a microsecond at most.
+          expect(Number(heldMillis)).toBeGreaterThanOrEqual(heldSeconds(m, d) * 1000 - 5e-4 - 1e-9);
           const delivered = BigInt(Math.floor(share * Number(heldMillis * BigInt(n))));
           expect(videoCharge(m, delivered)).toBeLessThanOrEqual(videoWorstCase(m, n, d));
         },
