@@ -6,6 +6,7 @@ import type { KafkaClient } from './kafka-client';
 import { consumerConfig, deadLetterMessage, defaultDeadLetterTopic, toKafkaMessage, type CreateTopics } from './kafka-codec';
 import { batchHandler } from './kafka-consumer';
 import { BatchingProducer, type BatchLimits } from './kafka-producer';
+import { ProducerSession, lostSession } from './kafka-producer-session';
 import { KafkaTopics } from './kafka-topics';
 import { explainUntrustedBroker } from './kafka-tls';
 import { settleWithin } from './timing';
@@ -82,15 +83,13 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
   // Idempotent: a produce request retried after its answer was lost (a broker failover, a cut connection) is written
   // once, not twice; kafkajs requires acks -1 (every send uses it) and one request in flight for it. One request in
   // flight also keeps a key's events in order across retries. The Java-compatible partitioner puts a key on the
-  // partition producers in other languages would.
-  const rawProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
-  let producerReady: Promise<void> | undefined;
-  const connectProducer = () =>
-    (producerReady ??= rawProducer.connect().catch((err) => {
-      producerReady = undefined;
-      throw err;
-    }));
-  const producer = new BatchingProducer(rawProducer, connectProducer, opts.batch);
+  // partition producers in other languages would. A failed send ends the producer's session
+  // (kafka-producer-session.ts): its sequence numbers may no longer be the broker's, and kafkajs would keep them.
+  const session = new ProducerSession(
+    () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+    (err) => onError(err, { adapter: 'kafka', action: 'none', quiet: !lostSession(err) }),
+  );
+  const producer = new BatchingProducer(session, () => session.connect(), opts.batch);
   const topics = new KafkaTopics(kafka, opts.createTopics ?? {});
 
   const subscriptions = new Map<Subscription, { group: string; state: ConsumerState }>();
@@ -206,7 +205,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
       await Promise.all([...subscriptions.keys()].map((s) => s.close()));
       await Promise.allSettled([...publishing]);
       await producer.flush();
-      await Promise.allSettled([producerReady && rawProducer.disconnect(), topics.close()]);
+      await Promise.allSettled([session.disconnect(), topics.close()]);
     },
   };
 }
