@@ -31,6 +31,8 @@ export interface StartupRun {
   /** % of one core over IDLE_CPU_MS, after the settle. */
   idleCpuPct: number;
   restartReadyMs: number;
+  /** RSS 10 s after the restart was ready, before any call: the figure a gateway that runs for days starts from. */
+  restartIdleRssMiB: number;
   /** Highest RSS from the restart through the chat load. */
   chatPeakRssMiB: number;
   chatRps: number;
@@ -80,6 +82,8 @@ async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: strin
   log(`restart ready in ${Math.round(again.readyMs)} ms; chat at ${opts.connections} connections for ${opts.seconds} s`);
   const sampler = new ProcSampler([again.child.pid!]).start();
   try {
+    await sleep(IDLE_SETTLE_MS);
+    const restartIdleRssMiB = rssKb(again.child.pid!) / 1024;
     const key = await benchAccount(again.base, env.GATEWAY_ADMIN_TOKEN!);
     const chat = SCENARIOS.find((s) => s.name === 'chat')!.gateway as { method: 'POST'; path: string; body: unknown };
     const load = await runJsonChild<LoadResult>('load.ts', {
@@ -96,6 +100,7 @@ async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: strin
       idleRssMiB,
       idleCpuPct,
       restartReadyMs: again.readyMs,
+      restartIdleRssMiB,
       chatPeakRssMiB: sampler.stop().maxRssMiB,
       chatRps: load.rps,
     };
@@ -115,6 +120,7 @@ export function startupTable(runs: StartupRun[]): string {
     ['first start to ready (s)', (r) => (r.firstReadyMs / 1000).toFixed(2)],
     ['restart to ready (s)', (r) => (r.restartReadyMs / 1000).toFixed(2)],
     ['RSS idle 10 s after ready (MiB)', (r) => r.idleRssMiB.toFixed(0)],
+    ['RSS idle 10 s after restart (MiB)', (r) => r.restartIdleRssMiB.toFixed(0)],
     ['idle CPU over 30 s (% of a core)', (r) => r.idleCpuPct.toFixed(2)],
     ['RSS peak, restart + chat c=N (MiB)', (r) => r.chatPeakRssMiB.toFixed(0)],
     ['chat req/s', (r) => r.chatRps.toFixed(0)],

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -11,7 +12,7 @@ type WorkerReply =
 
 /**
  * One PGlite that several services share, each in a schema of its own, as the fleet's services share one
- * PostgreSQL server: one WebAssembly heap (about 250-320 MiB whatever the data) and one worker thread instead of
+ * PostgreSQL server: one WebAssembly heap (about 150 MiB with 16 MB of shared buffers, 250-320 MiB before; whatever the data) and one worker thread instead of
  * one per service. PGlite has a single session, so a transaction holds it for every schema: a service must never
  * wait, inside its transaction, on another schema of the same host (it would wait forever).
  */
@@ -42,20 +43,30 @@ export async function openPglite(dir?: string): Promise<Db> {
   return (await connect(dir)).view(undefined);
 }
 
-async function connect(dir: string | undefined) {
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, wasmModule: await pgliteModule() } });
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
-  let nextId = 1;
-  // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
-  let nextTx = 1;
-  let open = 0;
-  let ended = false;
+/** A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). */
+async function startWorker(dir: string | undefined, initOnly = false): Promise<Worker> {
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly, wasmModule: await pgliteModule() } });
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
       m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
     );
   });
+  return worker;
+}
+
+async function connect(dir: string | undefined) {
+  // A new data directory is made (initdb) by a worker of its own, ended before the database the gateway uses starts:
+  // making one grows the WebAssembly heap by several hundred MiB that it never gives back, and only ending the
+  // thread returns them.
+  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) await (await startWorker(dir, true)).terminate();
+  const worker = await startWorker(dir);
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  let nextId = 1;
+  // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
+  let nextTx = 1;
+  let open = 0;
+  let ended = false;
   worker.on('message', (m: WorkerReply) => {
     const p = pending.get(m.id);
     if (!p) return;
