@@ -279,9 +279,19 @@ describeOrSkip('the status page, the account console and the operator console in
       const page = await openAdmin(gw.adminToken);
       await page.waitForSelector('#accounts table');
       expect(await page.isHidden('#login')).toBe(true);
+      // A refusal other than the token's stays in its own section, with the envelope's message; the page stays open.
+      await page.fill('#new-credits', 'lots');
+      await page.click('#create-account button');
+      await page.waitForSelector('#create-error:not([hidden])');
+      const badCredits = await api(gw.adminToken, 'POST', '/admin/v1/accounts', { credits: 'lots' });
+      expect(badCredits.status).toBe(400);
+      expect(await page.textContent('#create-error')).toContain(badCredits.json.error.message);
+      expect(await page.isHidden('#login')).toBe(true);
       await page.fill('#new-credits', '0');
       await page.click('#create-account button');
       await page.waitForSelector('#detail-card:not([hidden]) [data-figure=available]');
+      // The success clears the section's earlier failure.
+      expect(await page.isHidden('#create-error')).toBe(true);
       const accountId = ((await page.textContent('#detail-h')) as string).replace('Account ', '');
       expect(accountId).toMatch(/^acct_/);
       expect(await page.textContent('[data-figure=available]')).toBe('$0.00');

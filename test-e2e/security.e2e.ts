@@ -301,6 +301,8 @@ describe('security review (embedded gateway)', () => {
       ['GET', '/v1/credits', undefined],
       ['GET', '/v1/jobs', undefined],
       ['GET', '/v1/generation?id=req_x', undefined],
+      ['GET', '/v1/generations', undefined],
+      ['GET', '/v1/activity', undefined],
       ['POST', '/v1/chat/completions', { model: 'sec/ok', messages: [{ role: 'user', content: 'hi' }] }],
     ];
 
@@ -328,6 +330,8 @@ describe('security review (embedded gateway)', () => {
         ['POST', `/admin/v1/accounts/${a.accountId}/keys`],
         ['POST', `/admin/v1/accounts/${a.accountId}/webhook-secret`],
         ['POST', '/admin/v1/accounts'],
+        ['GET', '/admin/v1/accounts'],
+        ['GET', `/admin/v1/accounts?search=${a.accountId}`],
       ]) {
         for (const headers of [{ authorization: `Bearer ${a.key}` }, { 'x-api-key': a.key }] as Record<string, string>[]) {
           const r = await call(url, method, p, { headers, body: { amount: 100 } });
@@ -537,6 +541,9 @@ describe('security review (embedded gateway)', () => {
         expect({ route: route('<id>'), ...shape(foreign, id) }).toEqual({ route: route('<id>'), ...shape(never, unknown) });
         expect({ route: route('<id>'), status: foreign.status }).toEqual({ route: route('<id>'), status: 404 });
       }
+      // The listings are the caller's own: b's calls never show a's generation.
+      const bList = await call(url, 'GET', '/v1/generations?limit=200', { key: b.key });
+      expect({ status: bList.status, hasA: bList.text.includes(gen) }).toEqual({ status: 200, hasA: false });
       // The cursor is a position (created_at, id), not a lookup: another account's and a made-up one at the same
       // instant list the same rows (b's own), so neither tells whether the id exists.
       const [at] = Buffer.from(cursor, 'base64url').toString().split('|');
@@ -636,14 +643,16 @@ describe('security review (fleet: the edge in front of the services)', () => {
 
   it('the admin token opens no /v1 route and an API key no /admin/v1 route', async () => {
     for (const headers of [{ authorization: `Bearer ${gw.adminToken}` }, { 'x-api-key': gw.adminToken }] as Record<string, string>[]) {
-      for (const p of ['/v1/key', '/v1/credits']) {
+      for (const p of ['/v1/key', '/v1/credits', '/v1/generations', '/v1/activity']) {
         const r = await call(gw.url, 'GET', p, { headers });
         expect({ p, status: r.status, code: r.json?.error?.code }).toEqual({ p, status: 401, code: 'invalid_api_key' });
       }
     }
     for (const headers of [{ authorization: `Bearer ${acct.key}` }, { 'x-api-key': acct.key }] as Record<string, string>[]) {
-      const r = await call(gw.url, 'GET', `/admin/v1/accounts/${acct.accountId}`, { headers });
-      expect({ status: r.status, code: r.json?.error?.code }).toEqual({ status: 401, code: 'invalid_api_key' });
+      for (const p of [`/admin/v1/accounts/${acct.accountId}`, '/admin/v1/accounts', `/admin/v1/accounts?search=${acct.accountId}`]) {
+        const r = await call(gw.url, 'GET', p, { headers });
+        expect({ p, status: r.status, code: r.json?.error?.code }).toEqual({ p, status: 401, code: 'invalid_api_key' });
+      }
     }
   });
 

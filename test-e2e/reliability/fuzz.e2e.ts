@@ -282,6 +282,8 @@ describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public rou
     { name: 'GET /v1/key', method: 'GET', path: '/v1/key' },
     { name: 'GET /v1/credits', method: 'GET', path: '/v1/credits' },
     { name: 'GET /v1/generation', method: 'GET', path: '/v1/generation?id=req_x' },
+    { name: 'GET /v1/generations', method: 'GET', path: '/v1/generations' },
+    { name: 'GET /v1/activity', method: 'GET', path: '/v1/activity' },
     { name: 'GET /v1/jobs', method: 'GET', path: '/v1/jobs' },
     { name: 'GET /v1/files/{id}', method: 'GET', path: '/v1/files/file_x' },
     { name: 'GET /v1/videos/{id}', method: 'GET', path: '/v1/videos/job_x' },
@@ -350,6 +352,8 @@ describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public rou
     const acct = fuzz.accountId;
     const routes: Array<[string, string, unknown]> = [
       ['POST', '/admin/v1/accounts', { credits: 1000 }],
+      ['GET', '/admin/v1/accounts', undefined],
+      ['GET', `/admin/v1/accounts?search=${acct}`, undefined],
       ['GET', `/admin/v1/accounts/${acct}`, undefined],
       ['PATCH', `/admin/v1/accounts/${acct}`, { suspended: true }],
       ['POST', `/admin/v1/accounts/${acct}/credits`, { amount: 1000 }],
@@ -437,9 +441,12 @@ describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public rou
     await stillServingAndNothingHeld();
   }, 90_000);
 
-  it('junk query strings (unknown, repeated, bracketed, huge, undecodable) on listings and account routes never cause a 5xx', async () => {
+  it('junk query strings (unknown, repeated, bracketed, huge, undecodable, forged cursors) on listings and account routes never cause a 5xx', async () => {
     const param = fc.oneof(
-      fc.constantFrom('status', 'model', 'category', 'cursor', 'limit', 'id', 'logs', 'a[b]', 'limit[]', '__proto__', 'constructor'),
+      fc.constantFrom(
+        ...['status', 'model', 'category', 'cursor', 'limit', 'id', 'logs', 'days', 'date', 'search'],
+        ...['a[b]', 'limit[]', 'search[]', '__proto__', 'constructor'],
+      ),
       fc.string({ maxLength: 10 }).map(encodeURIComponent),
     );
     const value = fc.oneof(
@@ -448,10 +455,32 @@ describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public rou
       // A length, spelled out below: a failure then prints the number, not the string.
       fc.integer({ min: 1_000, max: 6_000 }),
     );
-    const query = fc.array(fc.tuple(param, value), { minLength: 1, maxLength: 6 });
+    // A cursor that decodes as the listings write theirs (`<time>|<id>`) around an id no row has: NULs, odd bytes.
+    const forgedCursor = fc
+      .tuple(
+        fc.constantFrom('2026-01-01T00:00:00.000000Z', '1970-01-01T00:00:00.000000Z', '9999-12-31T23:59:59.999999Z', '2026-13-40T99:99:99Z'),
+        fc.string({ maxLength: 40, unit: 'binary' }),
+      )
+      .map(([at, id]) => Buffer.from(`${at}|${id}`).toString('base64url'));
+    const query = fc.oneof(
+      fc.array(fc.tuple(param, value), { minLength: 1, maxLength: 6 }),
+      forgedCursor.map((c): Array<[string, string]> => [['cursor', c]]),
+    );
+    // Tried on every path, whatever the seed: a well-formed cursor around a NUL, a NUL in a search or a model filter, and
+    // LIKE's wildcards in a search.
+    const always: Array<[Array<[string, string]>]> = [
+      [[['cursor', Buffer.from('2026-01-01T00:00:00.000000Z|job_\u0000x').toString('base64url')]]],
+      [[['search', '%00']]],
+      [[['model', 'demo%2Fchat-small%00']]],
+      [[['search', encodeURIComponent('%_\\\'"')]]],
+    ];
     const paths = [
       '/v1/jobs',
       '/v1/generation',
+      '/v1/generations',
+      '/v1/activity',
+      // The admin API's listing, asked with the admin token: its search goes into a LIKE.
+      '/admin/v1/accounts',
       '/v1/key',
       '/v1/credits',
       '/v1/queue/requests/{id}/status',
@@ -471,11 +500,12 @@ describe.each(['embedded', 'fleet'] as const)('input fuzzing of every public rou
         fc.asyncProperty(query, async (pairs) => {
           const q = pairs.map(([k, v]) => `${k}=${typeof v === 'number' ? 'q'.repeat(v) : v}`).join('&');
           tally.add(`GET ${path}`, 'query');
-          const a = await send({ method: 'GET', path: `${path.replace('{id}', 'job_x')}?${q}` }, undefined);
+          const admin: Record<string, string> = path.startsWith('/admin/') ? { authorization: `Bearer ${gw.adminToken}` } : {};
+          const a = await send({ method: 'GET', path: `${path.replace('{id}', 'job_x')}?${q}` }, undefined, admin);
           if (a.status !== undefined && a.status >= 200 && a.status < 300) return;
           expectRefusal(a, `GET ${path}?${q.slice(0, 200)}`);
         }),
-        runs(8),
+        { ...runs(8), examples: always },
       );
     }
     await stillServingAndNothingHeld();

@@ -32,5 +32,6 @@ export { runMain } from './run-main';
 export { clientGone, onClientGone } from './client-gone';
 export { inStartOrder, type GatewayService, type Lifecycle, type ServiceRouters } from './lifecycle';
 export { startParts, type StartedParts } from './run-parts';
+export { busPart, type ConsumingBus } from './bus-part';
 export { reachableUrl, startAndServe, type RunningProcess } from './serve-parts';
 export { internalListener, runFleetProcess, type FleetProcess } from './fleet-process';

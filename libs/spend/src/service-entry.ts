@@ -1,7 +1,7 @@
 import { type ReplayPort, createBillingHttpClient } from '@gateway/billing-client';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { buildRegistry, type FleetEnv, type GatewayConfig, loadFleetConfig, parseDuration, readFleetEnv, serviceUrl } from '@gateway/config';
-import { type GatewayService, type Lifecycle, createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
+import { type GatewayService, type Lifecycle, busPart, createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
 import { Circuits } from './circuits';
 import { startHealthReporter } from './health-reporter';
 import { HOLD_CLOSE_RESERVE_MS, OpenHolds } from './open-holds';
@@ -44,7 +44,7 @@ export function runSpendingService(
       parts: [
         { name: 'billing client', close: () => billing.close() },
         // The service drains first (a job worker's last steps publish through it), then the bus delivers what is queued.
-        { name: 'bus', close: () => bus.close(), ready: async () => bus.checkConsumers() },
+        busPart(bus, 'close'),
         ...(built.opened ?? []),
         built.service,
         spendPart({

@@ -2,9 +2,9 @@
 import * as z from 'zod/mini';
 import { loadAccounts } from './admin/accounts';
 import { closeSecret, openAccount, wireDetail } from './admin/detail';
-import { ApiError, call, describe } from './lib/api';
+import { call } from './lib/api';
 import { byId } from './lib/dom';
-import { credentialGate, sectionError } from './lib/gate';
+import { credentialGate, guardedSection } from './lib/gate';
 
 /**
  * The operator console: everything through the admin API (/admin/v1) with the pasted admin token. A refused token
@@ -13,15 +13,7 @@ import { credentialGate, sectionError } from './lib/gate';
 const gate = credentialGate('gateway.admin.token', (token) => void list(token));
 let search = '';
 
-async function guarded(errorId: string, work: () => Promise<void>): Promise<void> {
-  try {
-    await work();
-    sectionError(errorId);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) gate.refuse(describe(err));
-    else sectionError(errorId, describe(err));
-  }
-}
+const guarded = (errorId: string, work: () => Promise<void>) => guardedSection(gate, errorId, work);
 
 const open = (id: string) => {
   const t = gate.token();

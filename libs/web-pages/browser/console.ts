@@ -1,7 +1,6 @@
 /// <reference lib="dom" />
-import { ApiError, describe } from './lib/api';
 import { byId } from './lib/dom';
-import { credentialGate, sectionError } from './lib/gate';
+import { credentialGate, guardedSection } from './lib/gate';
 import { loadActivity, wireActivity } from './console/activity';
 import { loadBalance } from './console/balance';
 import { loadCalls, wireCalls } from './console/calls';
@@ -13,15 +12,7 @@ import { loadJobs } from './console/jobs';
  */
 const gate = credentialGate('gateway.console.key', (key) => void load(key));
 
-async function section(errorId: string, work: () => Promise<void>): Promise<void> {
-  try {
-    await work();
-    sectionError(errorId);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) gate.refuse(describe(err));
-    else sectionError(errorId, describe(err));
-  }
-}
+const section = (errorId: string, work: () => Promise<void>) => guardedSection(gate, errorId, work);
 
 async function load(key: string): Promise<void> {
   const reloadJobs = async () => {

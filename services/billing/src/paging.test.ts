@@ -1,4 +1,4 @@
-import { cursorParam, encodeCursor, limitParam, pageOf } from './paging';
+import { cursorParam, encodeCursor, limitParam, pageOf, queryText } from './paging';
 
 describe('keyset pages', () => {
   it('a cursor carries its position to the microsecond, whatever the id holds', () => {
@@ -18,8 +18,16 @@ describe('keyset pages', () => {
       raw('2026-02-30T10:00:00.000000Z|req_a'),
       raw('|req_a'),
       raw('2026-03-01T10:00:00.000000Z|'),
+      // PostgreSQL text holds no NUL: the database would fail (503) where the client erred (400).
+      raw('2026-03-01T10:00:00.000000Z|req_\u0000a'),
     ])
       expect({ bad, ok: cursorParam.safeParse(bad).success }).toEqual({ bad, ok: false });
+  });
+
+  it("a listing's free text (search, model) is refused with a NUL in it, and kept as given otherwise", () => {
+    expect(queryText(200).safeParse('a\u0000b').success).toBe(false);
+    expect(queryText(200).parse("%_\\ it's")).toBe("%_\\ it's");
+    expect(queryText(3).safeParse('abcd').success).toBe(false);
   });
 
   it('limit: 50 by default, 1 to 200', () => {

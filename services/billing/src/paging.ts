@@ -18,11 +18,19 @@ export interface PagePosition {
  */
 export const positionSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** PostgreSQL text holds no NUL: a query value carrying one must be the client's 400, not the database's 503. */
+function withoutNul(s: string): boolean {
+  return !s.includes('\u0000');
+}
+
+/** A free-text query parameter of a listing (a search, a model filter), up to `max` characters and with no NUL. */
+export const queryText = (max: number) => z.string().max(max).refine(withoutNul, 'must not hold a NUL character (%00)');
+
 // Both parts go into SQL as they are (a timestamptz and a text): only what encodeCursor writes is accepted, so a
 // forged one is the client's error (400), never the database's (a 503 that would tell the client to retry).
 const position = z.object({
   createdAt: z.iso.datetime({ precision: 6 }),
-  id: z.string().min(1).max(1000),
+  id: z.string().min(1).max(1000).refine(withoutNul),
 });
 
 /** Opaque to clients: base64url of `<time>|<id>`. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createBillingHttpClient } from '@gateway/billing-client';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { loadFleetConfig, readFleetEnv, serviceUrl } from '@gateway/config';
-import { createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
+import { busPart, createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
 import { openFleetServiceDb } from '@gateway/db';
 import { catalogueService } from './gateway-service';
 import { migrations } from './migrations';
@@ -46,7 +46,7 @@ runFleetProcess('catalogue', async () => {
       { name: 'shared answers', close: async () => shared?.close() },
       { name: 'redis', close: async () => redis?.close() },
       // Stops delivering before the catalogue closes its consumers, its tally and its database.
-      { name: 'bus', drain: () => bus.close(), ready: async () => bus.checkConsumers() },
+      busPart(bus, 'drain'),
       service,
     ],
     listener: internalListener(logger, env, service.routers),

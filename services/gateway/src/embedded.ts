@@ -7,6 +7,7 @@ import type { Db } from '@gateway/db';
 import { createEdge, type KeyCache } from '@gateway/edge';
 import { createMemoryMeter, createRedisMeter } from '@gateway/ratelimit';
 import {
+  busPart,
   createMetrics,
   type GatewayService,
   inStartOrder,
@@ -183,7 +184,7 @@ export async function startEmbedded(
     // It closes once jobs (whose outbox relay publishes what the last steps wrote) and mcp have drained, and before
     // billing closes: it delivers the settles still queued while billing is still consuming them.
     // A consumer stopped for good fails readiness: in one process on its own storage, every check is this pod's own.
-    { name: 'bus', drain: () => bus.close(), ready: async () => bus.checkConsumers() },
+    busPart(bus, 'drain'),
     ...inStartOrder(Object.values(byName)),
     spendPart({
       openHolds,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { busOptionsFromEnv, openBus } from '@gateway/bus';
 import { ConfigError, buildRegistry, loadFleetConfig, readFleetEnv } from '@gateway/config';
 import { openFleetServiceDb } from '@gateway/db';
-import { createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
+import { busPart, createLogger, createMetrics, internalListener, runFleetProcess } from '@gateway/service-kit';
 import { createRedisMeter, createMemoryMeter } from '@gateway/ratelimit';
 import { mcpService } from './gateway-service';
 import { createMcpService, mcpLimitsOf, migrations } from './index';
@@ -32,12 +32,7 @@ runFleetProcess('mcp', async () => {
     logger,
     metrics,
     extra: { edgeUrl },
-    parts: [
-      { name: 'database', close: () => db.close() },
-      { name: 'bus', close: () => bus.close(), ready: async () => bus.checkConsumers() },
-      { name: 'meter', close: () => meter.close() },
-      service,
-    ],
+    parts: [{ name: 'database', close: () => db.close() }, busPart(bus, 'close'), { name: 'meter', close: () => meter.close() }, service],
     listener: internalListener(logger, env, service.routers),
     // Ready while its consumers run (the bus part); its database and the bus are shared dependencies (serve.ts), shown on /healthz.
     dependencies: { database: () => db.ping(), bus: () => bus.ping() },

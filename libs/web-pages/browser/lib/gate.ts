@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+import { ApiError, describe } from './api';
 import { byId } from './dom';
 
 /**
@@ -68,4 +69,18 @@ export function sectionError(id: string, message?: string): void {
   const el = byId(id);
   el.textContent = message ?? '';
   el.hidden = !message;
+}
+
+/**
+ * Runs one section's load or action: its error line is cleared when it succeeds and shows the failure when not,
+ * but a refused credential (401) goes back to the gate's form, since every other section would be refused too.
+ */
+export async function guardedSection(gate: Gate, errorId: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+    sectionError(errorId);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) gate.refuse(describe(err));
+    else sectionError(errorId, describe(err));
+  }
 }

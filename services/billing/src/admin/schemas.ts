@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { rateLimitSchema } from '@gateway/config';
 import { parseUsd } from '@gateway/money';
-import { cursorParam, limitParam } from '../paging';
+import { cursorParam, limitParam, queryText } from '../paging';
 
 /**
  * Money in admin bodies is a JSON number or a decimal string of USD, read here once into exact nano-USD by
@@ -41,9 +41,7 @@ export const createKeyBody = z.strictObject({
 /** GET /admin/v1/accounts: paged as GET /v1/jobs; an empty `search` (a console's empty box) is none. */
 export const listAccountsQuery = z
   .object({
-    search: z
-      .string()
-      .max(200)
+    search: queryText(200)
       .transform((s) => s.trim() || undefined)
       .optional(),
     limit: limitParam,

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import type { Db } from '@gateway/db';
 import { contextOf, validate } from '@gateway/service-kit';
 import { generationView, listGenerations } from '../ledger/generation';
-import { cursorParam, limitParam, pageOf } from '../paging';
+import { cursorParam, limitParam, pageOf, queryText } from '../paging';
 
 const listQuery = z
   .object({
-    model: z.string().min(1).max(200).optional(),
+    model: queryText(200).min(1).optional(),
     limit: limitParam,
     cursor: cursorParam.optional(),
   })

@@ -1,6 +1,7 @@
 import { errorEnvelope } from '@gateway/errors';
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
-import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
+import { chatCallOf } from '../chat-flow/chat-call';
+import { completeChat, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { chatCompletionBody, upstreamBody } from './schema';
 
@@ -8,13 +9,7 @@ import { chatCompletionBody, upstreamBody } from './schema';
 export function mountChatCompletions(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/chat/completions', async (req, res) => {
     const body = validate(chatCompletionBody, req.body);
-    const call: ChatCall = {
-      slugs: [body.model, ...(body.models ?? [])],
-      body: upstreamBody(body),
-      stream: body.stream === true,
-      provider: body.provider,
-      maxCost: body.max_cost,
-    };
+    const call = chatCallOf(body, upstreamBody(body), body.models);
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
       sendJson(res, { ...completion, id: requestId, object: 'chat.completion', model: model.config.id, usage });

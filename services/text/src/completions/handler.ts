@@ -1,5 +1,6 @@
 import { GatewayError, errorEnvelope } from '@gateway/errors';
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
+import { chatCallOf } from '../chat-flow/chat-call';
 import { completeChats, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendData } from '../chat-flow/sse';
 import { UNSUPPORTED, chatBodyFor, completionBody } from './schema';
@@ -48,37 +49,31 @@ export function mountCompletions(r: PostRoutes, deps: TextDeps): void {
       throw new GatewayError('invalid_request', 'Invalid request: stream supports a single prompt; send the prompts as separate requests');
     let id = '';
     let slug = '';
-    await streamChat(
-      contextOf(req),
-      res,
-      deps,
-      { slugs, body: chatBodyFor(body, prompts[0]), stream: true, provider: body.provider, maxCost: body.max_cost },
-      {
-        start(model, requestId) {
-          id = requestId;
-          slug = model.config.id;
-        },
-        chunk(chunk) {
-          for (const c of chunk.choices) {
-            if (typeof c.delta?.content !== 'string' && !c.finish_reason) continue;
-            sendData(res, {
-              id,
-              object: 'text_completion',
-              created: created(),
-              model: slug,
-              choices: [{ index: 0, text: c.delta?.content ?? '', finish_reason: c.finish_reason ?? null, logprobs: null }],
-            });
-          }
-        },
-        finish(usage) {
-          sendData(res, { id, object: 'text_completion', created: created(), model: slug, choices: [], usage });
-          sendData(res, '[DONE]');
-        },
-        fail(error) {
-          sendData(res, errorEnvelope(error, id));
-          sendData(res, '[DONE]');
-        },
+    await streamChat(contextOf(req), res, deps, chatCallOf(body, chatBodyFor(body, prompts[0]), body.models), {
+      start(model, requestId) {
+        id = requestId;
+        slug = model.config.id;
       },
-    );
+      chunk(chunk) {
+        for (const c of chunk.choices) {
+          if (typeof c.delta?.content !== 'string' && !c.finish_reason) continue;
+          sendData(res, {
+            id,
+            object: 'text_completion',
+            created: created(),
+            model: slug,
+            choices: [{ index: 0, text: c.delta?.content ?? '', finish_reason: c.finish_reason ?? null, logprobs: null }],
+          });
+        }
+      },
+      finish(usage) {
+        sendData(res, { id, object: 'text_completion', created: created(), model: slug, choices: [], usage });
+        sendData(res, '[DONE]');
+      },
+      fail(error) {
+        sendData(res, errorEnvelope(error, id));
+        sendData(res, '[DONE]');
+      },
+    });
   });
 }

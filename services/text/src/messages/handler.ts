@@ -1,5 +1,6 @@
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
-import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
+import { chatCallOf } from '../chat-flow/chat-call';
+import { completeChat, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { messagesBody } from './schema';
 import { messagesStreamSink } from './stream-sink';
@@ -12,13 +13,7 @@ const PING_INTERVAL_MS = 10_000;
 export function mountMessages(r: PostRoutes, deps: TextDeps): void {
   r.post('/v1/messages', async (req, res) => {
     const body = validate(messagesBody, req.body);
-    const call: ChatCall = {
-      slugs: [body.model],
-      body: toChatBody(body),
-      stream: body.stream === true,
-      provider: body.provider,
-      maxCost: body.max_cost,
-    };
+    const call = chatCallOf(body, toChatBody(body));
     if (!call.stream) {
       sendJson(res, toMessage(await completeChat(contextOf(req), deps, call)));
       return;

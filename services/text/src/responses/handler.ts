@@ -1,5 +1,6 @@
 import { contextOf, validate, sendJson, type PostRoutes } from '@gateway/service-kit';
-import { completeChat, streamChat, type ChatCall, type TextDeps } from '../chat-flow/run-chat';
+import { chatCallOf } from '../chat-flow/chat-call';
+import { completeChat, streamChat, type TextDeps } from '../chat-flow/run-chat';
 import { sendEvent } from '../chat-flow/sse';
 import { responsesBody } from './schema';
 import { echoOf, toChatBody } from './translate-request';
@@ -12,13 +13,7 @@ export function mountResponses(r: PostRoutes, deps: TextDeps): void {
     const body = validate(responsesBody, req.body);
     const createdAt = Math.floor(Date.now() / 1000);
     const echo = echoOf(body);
-    const call: ChatCall = {
-      slugs: [body.model],
-      body: toChatBody(body),
-      stream: body.stream === true,
-      provider: body.provider,
-      maxCost: body.max_cost,
-    };
+    const call = chatCallOf(body, toChatBody(body));
     if (!call.stream) {
       const { completion, model, usage, requestId } = await completeChat(contextOf(req), deps, call);
       sendJson(res, fromCompletion({ id: requestId, createdAt, model: model.config.id, echo }, completion, usage));
