@@ -37,7 +37,7 @@ describe('the embedded gateway databases', () => {
     );
     expect(schemas.map((r) => r.s)).toEqual(['catalogue', 'jobs', 'mcp', 'media']);
     await closeAll(dbs);
-  }, 60_000);
+  }, 180_000);
 });
 
 /** Every row of every table, as PostgreSQL writes it: what must come across unchanged. */
@@ -96,7 +96,7 @@ describe('a data directory with a PGlite per service, at the first start that sh
     const again = await openEmbeddedDatabases({ dataDir: dir }, logger);
     expect(await contents(again.jobs, ['jobs'])).toEqual({ jobs: before.jobs.jobs });
     await closeAll(again);
-  }, 120_000);
+  }, 300_000);
 
   it('a copy that died half-way is started again from the untouched old databases', async () => {
     const before = await writeOldLayout(dir);
@@ -109,7 +109,7 @@ describe('a data directory with a PGlite per service, at the first start that sh
     expect(await contents(dbs.mcp, MCP_TABLES)).toEqual(before.mcp);
     expect(fs.existsSync(path.join(dir, `${SHARED_DIR}.partial`))).toBe(false);
     await closeAll(dbs);
-  }, 120_000);
+  }, 300_000);
 
   it('a database the copy cannot take (a table the service does not define) is left as it was, and the gateway runs on the old layout', async () => {
     const old = await openServiceDb('jobs', jobsMigrations, { dataDir: dir });
@@ -123,5 +123,5 @@ describe('a data directory with a PGlite per service, at the first start that sh
     expect(fs.existsSync(path.join(dir, SHARED_DIR))).toBe(false);
     expect(fs.existsSync(path.join(dir, BACKUP_DIR))).toBe(false);
     await closeAll(dbs);
-  }, 120_000);
+  }, 300_000);
 });
