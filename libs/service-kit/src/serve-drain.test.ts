@@ -50,7 +50,7 @@ describe('serve: the drain notice', () => {
     await new Promise((r) => socket.once('connect', r));
     socket.write(get);
     const first = await received(socket, (t) => t.endsWith('\r\n\r\nok'));
-    expect(first.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: keep-alive\r\n/s);
+    expect(first.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: keep-alive\r\n/is);
     return socket;
   }
 
@@ -73,7 +73,7 @@ describe('serve: the drain notice', () => {
     });
     const answer = await second;
     expect({ error: answer.error, ended: answer.ended }).toEqual({ error: undefined, ended: true });
-    expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: close\r\n.*\r\n\r\nok$/s);
+    expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: close\r\n.*\r\n\r\nok$/is);
     // A caller's new connection never reaches a draining listener: it may send that request to another replica.
     expect(refused).toBe('ECONNREFUSED');
     socket.destroy();
@@ -91,7 +91,7 @@ describe('serve: the drain notice', () => {
     socket.write(get);
     const answer = await late;
     expect({ error: answer.error, ended: answer.ended }).toEqual({ error: undefined, ended: true });
-    expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: close\r\n.*\r\n\r\nok$/s);
+    expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nConnection: close\r\n.*\r\n\r\nok$/is);
     socket.destroy();
     await drained;
   });
@@ -107,5 +107,42 @@ describe('serve: the drain notice', () => {
     // And with no connection at all.
     const unused = await serveOk({ drainNoticeMs: hour, drainTimeoutMs: 2 * hour });
     await unused.shutdown();
+  });
+
+  it("closes every connection it answers once draining: an app's own Connection: keep-alive, a request begun before", async () => {
+    // The edge's proxy copies the service's `Connection: keep-alive`; the slow request arrives before the drain.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const served = await serve(
+      (req, res) => {
+        res.setHeader('connection', 'keep-alive');
+        if (req.url === '/slow') void held.then(() => res.end('ok'));
+        else res.end('ok');
+      },
+      {
+        service: 'test',
+        port: 0,
+        host: '127.0.0.1',
+        metricsPort: 0,
+        logger: createLogger('test', 'silent'),
+        metrics: createMetrics(),
+        ready: async () => {},
+      },
+    );
+    const idle = await idleConnection(served.port);
+    const slow = net.connect({ host: '127.0.0.1', port: served.port });
+    await new Promise((r) => slow.once('connect', r));
+    const slowAnswer = received(slow, () => false);
+    slow.write(get.replace('GET / ', 'GET /slow '));
+    await new Promise((r) => setTimeout(r, 100));
+    const drained = served.shutdown();
+    const idleAnswer = received(idle, () => false);
+    idle.write(get);
+    release();
+    for (const answer of [await idleAnswer, await slowAnswer]) {
+      expect({ error: answer.error, ended: answer.ended }).toEqual({ error: undefined, ended: true });
+      expect(answer.text).toMatch(/^HTTP\/1\.1 200 .*\r\nconnection: close\r\n.*\r\n\r\nok$/is);
+    }
+    await drained;
   });
 });

@@ -6,6 +6,7 @@ import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { claimHeldPort } from './port-handoff';
+import { closingWhenDraining } from './drain-response';
 import { POOLED_IDLE_MS } from '@gateway/topology';
 import { type Dependencies, watchDependencies } from './dependencies';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type RefusedBecause, limitConnections } from './connection-limits';
@@ -160,6 +161,8 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
   const server = http.createServer(
     {
       ...app.serverOptions,
+      // Draining: every answer closes its connection (DRAIN_NOTICE_MS says why).
+      ServerResponse: closingWhenDraining(app.serverOptions?.ServerResponse ?? http.ServerResponse, () => closing !== undefined),
       keepAliveTimeout: 65_000,
       headersTimeout,
       requestTimeout,
@@ -168,10 +171,6 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     app,
   );
   server.on('clientError', refuseClientError);
-  // Draining: every answer closes its connection (DRAIN_NOTICE_MS says why).
-  server.prependListener('request', (_req, res) => {
-    if (closing !== undefined) res.shouldKeepAlive = false;
-  });
   const dependencies = watchDependencies(opts.dependencies ?? {}, opts.metrics, logger);
   const ops = http.createServer(createOpsApp({ ...opts, dependencies: dependencies.report, draining: () => closing !== undefined }));
   // The probes' listener too: a flood there would fail the liveness probe and have the orchestrator kill the process.
