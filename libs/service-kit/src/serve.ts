@@ -6,6 +6,7 @@ import { newRequestId } from './context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { claimHeldPort } from './port-handoff';
+import { closingWhenDraining } from './drain-response';
 import { POOLED_IDLE_MS } from '@gateway/topology';
 import { type Dependencies, watchDependencies } from './dependencies';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, type RefusedBecause, limitConnections } from './connection-limits';
@@ -50,6 +51,8 @@ export interface ServeOptions {
    * internal service's callers are its few peers, which share one address in `pnpm fleet`: only the total applies.
    */
   public?: { maxConnectionsPerAddress?: number };
+  /** The longest drain notice (DRAIN_NOTICE_MS for the public listener, INTERNAL_DRAIN_NOTICE_MS otherwise). */
+  drainNoticeMs?: number;
 }
 
 export interface Served {
@@ -76,13 +79,23 @@ export const CLOSE_RESERVE_MS = 2_000;
  * The start of a drain during which the listener no longer accepts connections but serves those it has, each answer
  * with `Connection: close`, and closes none of them while idle. A keep-alive connection closed while idle races a
  * request its caller is sending on it at that moment: the request fails, and the caller cannot know that it was never
- * read, so it may not resend it (docs/reliability.md, "Replicas"). Our callers drop a pooled connection idle for
- * POOLED_IDLE_MS (@gateway/topology); this notice is longer by a margin for a loaded machine's late timers, so that
- * when it ends, no connection idle since before the drain is still in a caller's pool, and every one used since was
- * closed by its answer. A caller's new connection is refused from the start, which it may send elsewhere (the
- * request provably never left it). Found by the rolling restart of test-e2e/reliability/replica-faults.e2e.ts.
+ * read, so it may not resend it (docs/reliability.md, "Replicas"). The notice ends as soon as the callers have closed
+ * every connection, so it costs nothing when they keep to their bound; at the latest after this long, when it closes
+ * the idle ones. A caller's new connection is refused from the start, which it may send elsewhere (the request
+ * provably never left it). Found by the rolling restart of test-e2e/reliability/replica-faults.e2e.ts.
+ *
+ * The public listener's callers are clients, told to keep a connection idle at most POOLED_IDLE_MS (docs/api-notes.md,
+ * "Connections"): this is longer by a margin for a loaded machine's late timers.
  */
 export const DRAIN_NOTICE_MS = POOLED_IDLE_MS + 1_000;
+
+/**
+ * The notice of an internal listener, whose callers are our own processes (the edge's proxy agent, the billing and
+ * media clients), each dropping a pooled connection idle for POOLED_IDLE_MS: since the notice ends once they have,
+ * it can wait longer for a caller whose event loop runs seconds late on a loaded machine (its idle timer fires late,
+ * and it may still pick that connection) at no cost to a drain whose callers are on time.
+ */
+export const INTERNAL_DRAIN_NOTICE_MS = POOLED_IDLE_MS + 4_000;
 
 async function listen(server: http.Server, port: number, host: string): Promise<number> {
   await claimHeldPort(port);
@@ -148,6 +161,8 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
   const server = http.createServer(
     {
       ...app.serverOptions,
+      // Draining: every answer closes its connection (DRAIN_NOTICE_MS says why).
+      ServerResponse: closingWhenDraining(app.serverOptions?.ServerResponse ?? http.ServerResponse, () => closing !== undefined),
       keepAliveTimeout: 65_000,
       headersTimeout,
       requestTimeout,
@@ -156,10 +171,6 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
     app,
   );
   server.on('clientError', refuseClientError);
-  // Draining: every answer closes its connection (DRAIN_NOTICE_MS says why).
-  server.prependListener('request', (_req, res) => {
-    if (closing !== undefined) res.shouldKeepAlive = false;
-  });
   const dependencies = watchDependencies(opts.dependencies ?? {}, opts.metrics, logger);
   const ops = http.createServer(createOpsApp({ ...opts, dependencies: dependencies.report, draining: () => closing !== undefined }));
   // The probes' listener too: a flood there would fail the liveness probe and have the orchestrator kill the process.
@@ -200,13 +211,16 @@ export async function serve(app: AppListener, opts: ServeOptions): Promise<Serve
         // Requests get what the reserves leave; a drain shorter than the reserves cuts them at once.
         // cutAfterMs counts from SIGTERM, notice included: the cut comes when the reserves are left, however long the notice.
         const cutAfterMs = Math.max(0, graceMs - CLOSE_RESERVE_MS - (opts.drainReserveMs ?? 0));
-        const notice = Math.min(DRAIN_NOTICE_MS, cutAfterMs);
+        const notice = Math.min(opts.drainNoticeMs ?? (opts.public ? DRAIN_NOTICE_MS : INTERNAL_DRAIN_NOTICE_MS), cutAfterMs);
         logger.info({ graceMs, cutAfterMs }, 'draining');
         // Registered first: the listener may have no connection left (so emit 'close') before the notice ends.
         const closed = new Promise<void>((r) => server.once('close', () => r()));
         // Stops accepting only: http.Server#close would also close the idle keep-alive connections at once.
         net.Server.prototype.close.call(server);
-        if (notice > 0) await new Promise((r) => setTimeout(r, notice));
+        // The notice ends early once the callers have closed every connection (the listener's 'close').
+        let noticeTimer: NodeJS.Timeout | undefined;
+        if (notice > 0) await Promise.race([closed, new Promise((r) => (noticeTimer = setTimeout(r, notice)))]);
+        clearTimeout(noticeTimer);
         // Closes what is idle now and stops Node's connection checks; a connection whose request finishes later
         // turns idle, and is closed then (below), not at the deadline.
         server.close();

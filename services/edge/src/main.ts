@@ -18,7 +18,10 @@ runFleetProcess('edge', async () => {
   // billing verifies every key, so the edge needs it; any other service may be left out of a deployment (the chart's
   // services.<name>.enabled), and its routes then answer 404 instead of the edge refusing to start.
   const services = Object.fromEntries(
-    SERVICE_NAMES.map((name) => [name, name === 'billing' || deployed(env, name) ? proxyTo(serviceUrl(env, name, 'the edge')) : notDeployed(name)]),
+    SERVICE_NAMES.map((name) => [
+      name,
+      name === 'billing' || deployed(env, name) ? proxyTo(serviceUrl(env, name, 'the edge'), logger) : notDeployed(name),
+    ]),
   ) as Record<ServiceName, RequestHandler>;
   const metrics = createMetrics();
   const { listener } = createEdge({

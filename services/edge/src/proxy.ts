@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from 'http-proxy-middleware';
 import type { GatewayEnv } from '@gateway/config';
 import { GatewayError, errorEnvelope } from '@gateway/errors';
-import { INTERNAL, onClientGone } from '@gateway/service-kit';
+import { INTERNAL, type Logger, onClientGone } from '@gateway/service-kit';
 import { POOLED_IDLE_MS, ReplicaSet, addressList, serviceEntry, type ServiceName } from '@gateway/topology';
 import { ReplicaAgent } from './replica-agent';
 
@@ -19,12 +19,13 @@ const origin = (base: string) => {
  * replicas' separated by commas: each request goes to the next one in turn, and one that refuses the connection is
  * skipped for the next (replica-agent.ts).
  */
-export function proxyTo(address: string): RequestHandler {
+export function proxyTo(address: string, logger?: Logger): RequestHandler {
   const replicas = new ReplicaSet(addressList(address).map(origin));
   // Without a keep-alive agent every hop opens a connection and the service answers `connection: close`,
   // which the proxy would copy to the client and so close its connection too.
   // `timeout` bounds how long a free (idle) socket stays pooled (Node's agent destroys a free socket on it; a busy
   // one's is the request's, proxyTimeout below): POOLED_IDLE_MS, which a draining service outwaits (serve.ts).
+  const sent = new WeakMap<http.IncomingMessage, http.ClientRequest>();
   const agent = new ReplicaAgent(replicas, { keepAlive: true, maxSockets: 512, keepAliveMsecs: 30_000, timeout: POOLED_IDLE_MS });
   return createProxyMiddleware({
     target: replicas.targets[0],
@@ -42,7 +43,8 @@ export function proxyTo(address: string): RequestHandler {
     // is never cut here first.
     proxyTimeout: 15 * 60_000,
     on: {
-      proxyReq(proxyReq, _req, res) {
+      proxyReq(proxyReq, req, res) {
+        sent.set(req, proxyReq);
         // A client that leaves must reach the service: it stops the upstream call and bills only what was delivered.
         // Watched on the socket too (onClientGone): a pipelined request's response never closes when its socket dies.
         const unwatch = onClientGone(res as http.ServerResponse, () => proxyReq.destroy());
@@ -56,8 +58,15 @@ export function proxyTo(address: string): RequestHandler {
           if (!proxyRes.complete) res.destroy();
         });
       },
-      error(_err, req, res) {
+      error(err, req, res) {
         const id = String((req.headers as Record<string, unknown>)[INTERNAL.requestId] ?? '');
+        // Whether the connection was a pooled one says which failure this was: one a draining service closed while
+        // this edge sent on it (docs/reliability.md, "Replicas"), or one that broke mid-call.
+        const proxyReq = sent.get(req);
+        logger?.warn(
+          { requestId: id, code: (err as NodeJS.ErrnoException).code, err: err.message, service: address, reusedConnection: proxyReq?.reusedSocket },
+          'proxy to a service failed',
+        );
         const body = JSON.stringify(
           errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id),
         );

@@ -1,3 +1,5 @@
+import type { Dispatcher } from 'undici';
+
 /** One chat call's outcome, its whole answer read; a reset or a cut body is an outcome, not a test failure. */
 export interface ChatOutcome {
   status: number;
@@ -12,7 +14,7 @@ export async function chatOnce(
   url: string,
   key: string,
   model: string,
-  opts: { stream?: boolean; onBody?: (soFar: string) => void } = {},
+  opts: { stream?: boolean; onBody?: (soFar: string) => void; dispatcher?: Dispatcher } = {},
 ): Promise<ChatOutcome> {
   let res: Response;
   try {
@@ -20,7 +22,9 @@ export async function chatOnce(
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model, max_tokens: 5, stream: opts.stream ?? false, messages: [{ role: 'user', content: 'ping' }] }),
-    });
+      // Node's fetch takes undici's dispatcher (its own undici underneath); the DOM typing does not list it.
+      ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+    } as RequestInit);
   } catch {
     return { status: 0, requestId: null, body: '', broken: true };
   }
