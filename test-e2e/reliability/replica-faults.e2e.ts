@@ -124,6 +124,17 @@ describe('two replicas of every service: kill -9 and rolling restarts under load
    * open once every settle in transit has landed, are moved to their expiry so billing's sweeper closes them now.
    */
   async function chargedOnce(outcomes: ChatOutcome[]): Promise<void> {
+    // A settle a killed billing replica had read but not applied is claimed by the other after the bus's claim delay
+    // (30 s): until every complete answer's hold is closed, none of the open ones is an orphan to expire. A settle
+    // really lost fails here, naming the wait.
+    const answered = outcomes.filter((o) => ok(o)).map((o) => o.requestId);
+    await waitFor(
+      async () =>
+        (await gw.ledger(`SELECT 1 FROM holds WHERE account_id = $1 AND state = 'open' AND request_id = ANY($2) LIMIT 1`, [acct.accountId, answered]))
+          .length === 0,
+      'the settles in transit of every complete answer (a killed billing replica’s are claimed after 30 s)',
+      90_000,
+    );
     await new Promise((r) => setTimeout(r, 3_000));
     const orphans = (await gw.ledger<{ id: string }>(`SELECT id FROM holds WHERE account_id = $1 AND state = 'open'`, [acct.accountId])).map(
       (h) => h.id,
@@ -192,7 +203,7 @@ describe('two replicas of every service: kill -9 and rolling restarts under load
     await Promise.all(ORDER.map((name) => (running(`${name}-2`) ? undefined : fleet.restart(`${name}-2`))));
     // A failed call never cost a thing it did not deliver, and each answer was charged once.
     await chargedOnce(all);
-  }, 240_000);
+  }, 360_000);
 
   it('a rolling restart of every process, one at a time, under load: no failed call but streams cut by their own drain', async () => {
     enter('load');
