@@ -15,11 +15,11 @@ import {
   type TestGateway,
   usageRecord,
   useGatewaySuite,
-  EVENTS_FLEET,
+  REPLICATED_FLEET,
 } from './support/harness';
 import { plainChatModel } from './support/config';
 
-const modes: Mode[] = ['embedded', EVENTS_FLEET];
+const modes: Mode[] = ['embedded', REPLICATED_FLEET];
 /** 0.001 USD per character and per second: 1,000,000 nano-USD, so every figure below counts whole units. */
 const NANO_PER_UNIT = 1_000_000n;
 const nanoOf = (units: number) => String(BigInt(units) * NANO_PER_UNIT);

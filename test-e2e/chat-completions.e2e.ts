@@ -15,10 +15,11 @@ import {
   type TestGateway,
   useGatewaySuite,
   isFleet,
-  EVENTS_FLEET,
+  isReplicated,
+  REPLICATED_FLEET,
 } from './support/harness';
 
-const modes: Mode[] = ['embedded', EVENTS_FLEET];
+const modes: Mode[] = ['embedded', REPLICATED_FLEET];
 
 describe.each(modes)('chat completions through the %s gateway', (mode) => {
   let fake: FakeUpstream;
@@ -31,13 +32,33 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
     client = new OpenAI({ apiKey: acct.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
 
-  const call = (body: unknown, key = acct.key, headers: Record<string, string> = {}) =>
-    fetch(`${gw.url}/v1/chat/completions`, {
+  const call = (body: unknown, key = acct.key, headers: Record<string, string> = {}, base = gw.url) =>
+    fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
     });
   const ping = { model: 'test/ok', messages: [{ role: 'user', content: 'ping' }] };
+
+  if (isReplicated(mode))
+    it('runs two processes of every service, and its calls, streamed or not, reach both text replicas', async () => {
+      expect(gw.fleet!.replicas).toEqual({ edge: 2, billing: 2, text: 2, media: 2, jobs: 2, catalogue: 2, mcp: 2 });
+      // An account of its own: the tests below read the suite's account from its first charge.
+      const own = await gw.account(1);
+      const streamed = { ...ping, stream: true };
+      const answers = await Promise.all(
+        [ping, streamed, ping, streamed].map(async (body) => {
+          const r = await call(body, own.key);
+          return { status: r.status, body: await r.text() };
+        }),
+      );
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      expect(answers[1].body).toContain('data: [DONE]');
+      const served = await Promise.all(
+        ['text', 'text-2'].map(async (name) => (await (await fetch(`${gw.fleet!.metricsUrls[name]}/metrics`)).text()).includes('outcome="ok"')),
+      );
+      expect(served).toEqual([true, true]);
+    });
 
   it('answers the openai client, charges exactly, and shows the charge in /v1/credits and /v1/generation', async () => {
     const { data, response } = await client.chat.completions
@@ -189,9 +210,10 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
   it('counts upstream attempts, closed holds and charges in Prometheus metrics', async () => {
     expect((await call({ model: 'test/failover', messages: [{ role: 'user', content: 'ping' }] })).status).toBe(200);
     await settled(gw, acct.accountId);
-    // Each process serves its own figures on its metrics listener; embedded, both names are the one process.
-    const text = await (await fetch(`${gw.metricsUrl('text')}/metrics`)).text();
-    const edge = await (await fetch(`${gw.metricsUrl('edge')}/metrics`)).text();
+    // Each process serves its own figures on its metrics listener, read from every replica of the service (the call
+    // counts on whichever served it); embedded, both names are the one process.
+    const text = await gw.scrape('text');
+    const edge = await gw.scrape('edge');
     expect(text).toMatch(/gateway_upstream_attempts_total\{endpoint="fake\/status-500",outcome="status"\} [1-9]/);
     expect(text).toMatch(/gateway_upstream_attempts_total\{endpoint="fake\/ok",outcome="ok"\} [1-9]/);
     expect(text).toMatch(/gateway_holds_closed_total\{outcome="settle",status="succeeded"\} [1-9]/);
@@ -553,7 +575,8 @@ describe.each(modes)('chat completions through the %s gateway', (mode) => {
 
     it('answers 503 in the envelope and holds nothing when billing is down at hold time, though the edge still has the key cached', async () => {
       const k = await gw.account(1);
-      expect((await call(ping, k.key)).status).toBe(200); // the edge has verified the key: cached for 5 s
+      // Each edge caches the keys it verified, for 5 s: every edge replica verifies this one, on its own listener.
+      for (const edge of gw.fleet!.edgeUrls) expect((await call(ping, k.key, {}, edge)).status).toBe(200);
       await settled(gw, k.accountId); // that call's settle lands before billing goes
       const holds = await holdCount(gw, k.accountId);
       const sent = fake.requests.length;

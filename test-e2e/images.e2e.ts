@@ -10,12 +10,12 @@ import {
   type Mode,
   type TestGateway,
   useGatewaySuite,
-  EVENTS_FLEET,
+  REPLICATED_FLEET,
 } from './support/harness';
 import { nano } from './support/money';
 import { plainChatModel } from './support/config';
 
-const modes: Mode[] = ['embedded', EVENTS_FLEET];
+const modes: Mode[] = ['embedded', REPLICATED_FLEET];
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILE_URL = /\/v1\/files\/file_[a-z0-9]{24}$/;
 /** Per image, as the catalogue below prices it. */

@@ -1,10 +1,10 @@
 import { verifyWebhook } from '@gateway/jobs';
 import { waitFor, type HttpsReceiver, type ReceivedRequest, requireTrustedTestCert, startHttpsReceiver } from '@gateway/testing';
 import { type FakeFal, startFakeFal } from './support/fake-fal';
-import { holdCount, type Mode, type TestGateway, useGatewaySuite, EVENTS_FLEET } from './support/harness';
+import { holdCount, type Mode, type TestGateway, useGatewaySuite, REPLICATED_FLEET } from './support/harness';
 import { FAL_KEY_ENV, falJobOf, HOLD, type JobsClient, jobsClient, jobsConfig, REQ_ID } from './support/jobs';
 
-const modes: Mode[] = ['embedded', EVENTS_FLEET];
+const modes: Mode[] = ['embedded', REPLICATED_FLEET];
 /**
  * Retries wait initial_backoff_ms × 2^(retry-1) ± 20 %: from 1250 ms the first retry comes at least one second after
  * the first attempt, so each attempt's unix-second timestamp differs from the one before.

@@ -10,7 +10,7 @@ import {
   settled,
   type TestGateway,
   useGatewaySuite,
-  EVENTS_FLEET,
+  REPLICATED_FLEET,
 } from './support/harness';
 import {
   FAL_KEY_ENV,
@@ -30,7 +30,7 @@ import {
 } from './support/jobs';
 import { nano } from './support/money';
 
-const modes: Mode[] = ['embedded', EVENTS_FLEET];
+const modes: Mode[] = ['embedded', REPLICATED_FLEET];
 const FILE_URL = /\/v1\/files\/file_[a-z0-9]{24}$/;
 /** `seconds` of video at the catalogue's rate, in nano-USD. */
 const videoCost = (seconds: number) => BigInt(seconds) * nano(VIDEO_RATE);

@@ -7,7 +7,7 @@ import { parseConfig, readEnv } from '@gateway/config';
 import { startEmbedded } from '@gateway/gateway';
 import { createLogger } from '@gateway/service-kit';
 import { keyedOwner } from '@gateway/topology';
-import { settled, type Mode, type TestGateway, useGatewaySuite, usageRecord, EVENTS_FLEET } from './support/harness';
+import { settled, type Mode, type TestGateway, useGatewaySuite, usageRecord, REPLICATED_FLEET } from './support/harness';
 
 const config = {
   providers: [{ id: 'sim', kind: 'simulated' }],
@@ -88,7 +88,7 @@ const errorOf = (result: Record<string, unknown>) => JSON.parse((result.content 
 const credits = async (gw: TestGateway, accountId: string) =>
   BigInt((await gw.ledger(`SELECT (total_credits - total_usage)::text AS b FROM accounts WHERE id = $1`, [accountId]))[0].b);
 
-describe.each(['embedded', EVENTS_FLEET] as Mode[])('MCP through the %s gateway', (mode) => {
+describe.each(['embedded', REPLICATED_FLEET] as Mode[])('MCP through the %s gateway', (mode) => {
   let gw: TestGateway;
   let acct: { accountId: string; key: string; keyId: string };
   let client: Client;

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { startGateway, type Mode, type TestGateway, isFleet, EVENTS_FLEET } from './support/harness';
+import { startGateway, type Mode, type TestGateway, isFleet, REPLICATED_FLEET, startTimeout } from './support/harness';
 
 /** Short intervals so a test sees samples and fresh stats; the contract's five minutes is the default (stats.cache_ttl). */
 const config = {
@@ -46,11 +46,11 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
-describe.each(['embedded', EVENTS_FLEET] as Mode[])('GET /v1/stats and /v1/status through the %s gateway', (mode) => {
+describe.each(['embedded', REPLICATED_FLEET] as Mode[])('GET /v1/stats and /v1/status through the %s gateway', (mode) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startGateway(mode, config);
-  }, 90_000);
+  }, startTimeout(mode));
   afterAll(async () => {
     await gw?.stop();
   });

@@ -7,19 +7,29 @@ import { Pool } from 'pg';
 import { parseConfig, readEnv } from '@gateway/config';
 import { createLogger } from '@gateway/service-kit';
 import { startEmbedded } from '@gateway/gateway';
-import { type Fleet, type FleetOptions, fleetPorts, startFleet } from 'model-gateway/local-fleet';
+import { type Fleet, type FleetOptions, fleetPorts, replicaCounts, startFleet } from 'model-gateway/local-fleet';
 import { KAFKA, KAFKA_BROKERS, waitFor } from '@gateway/testing';
+import { replicaName } from '@gateway/topology';
 import { claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { textCost, type TextPrice } from './money';
 
 /**
  * How a suite runs the gateway: embedded (one process, in-memory bus), or the fleet (a process per service) with its
- * hold and settle events on Redis Streams (`fleet`) or on Kafka (`fleet-kafka`, the design's transport).
+ * hold and settle events on Redis Streams (`fleet`) or on Kafka (`fleet-kafka`, the design's transport); a
+ * `-replicas` fleet runs REPLICAS processes of every service, as `pnpm fleet --replicas 2` does.
  */
-export type Mode = 'embedded' | 'fleet' | 'fleet-kafka';
+export type Mode = 'embedded' | 'fleet' | 'fleet-kafka' | 'fleet-replicas' | 'fleet-kafka-replicas';
 
 /** A mode that runs the fleet, on either bus. */
 export const isFleet = (mode: Mode): boolean => mode !== 'embedded';
+
+/** The processes of every service in a `-replicas` fleet: two, the least that shows state shared across replicas. */
+export const REPLICAS = 2;
+const onKafka = (mode: Mode): boolean => mode === 'fleet-kafka' || mode === 'fleet-kafka-replicas';
+/** A mode whose fleet runs REPLICAS processes of every service. */
+export const isReplicated = (mode: Mode): boolean => mode.endsWith('-replicas');
+const replicasOf = (mode: Mode): FleetOptions['replicas'] => (isReplicated(mode) ? REPLICAS : undefined);
+const manyProcesses = (replicas: FleetOptions['replicas']): boolean => Object.values(replicaCounts(replicas)).some((n) => n > 1);
 
 /**
  * The fleet mode of the suites that carry the design's events (chat and streams, media, jobs, webhooks, stats, MCP):
@@ -34,6 +44,17 @@ export const EVENTS_FLEET: Mode = (() => {
   return 'fleet';
 })();
 
+/**
+ * The fleet mode of the money-critical suites (chat and streams, images, audio, jobs, webhooks, MCP, stats):
+ * EVENTS_FLEET's bus with two processes of every service, the shape a cluster runs them in (the chart's HPA keeps at
+ * least two), the edges behind the fleet's balancer. They run it instead of the one-process fleet, not beside it: the
+ * other fleet suites keep one process each, so CI runs both shapes, as it runs both buses, with no suite run twice.
+ */
+export const REPLICATED_FLEET: Mode = EVENTS_FLEET === 'fleet-kafka' ? 'fleet-kafka-replicas' : 'fleet-replicas';
+
+/** How long a suite's gateway may take to start: fourteen processes instead of seven take longer on a busy machine. */
+export const startTimeout = (mode: Mode, fleet: FleetShape = {}): number => (manyProcesses(fleet.replicas ?? replicasOf(mode)) ? 180_000 : 90_000);
+
 export interface TestGateway {
   mode: Mode;
   url: string;
@@ -46,13 +67,16 @@ export interface TestGateway {
     credits: number | string,
     opts?: { rate_limit?: { requests: number; interval: string }; keyLimit?: number },
   ): Promise<{ accountId: string; key: string; keyId: string }>;
-  /** Fleet only: stops one service's process, to prove what the others do without it. */
+  /** Fleet only: kills a service (every replica's process), to prove what the others do without it. */
   killService?(name: 'billing' | 'text' | 'media' | 'catalogue'): Promise<void>;
   /**
    * Base URL of a process's probes-and-metrics listener (never the public one). Embedded, every service shares
-   * the one process's; in the fleet each service has its own, so name the one whose figures you want.
+   * the one process's; in the fleet each service has its own, so name the one whose figures you want (its first
+   * replica's: `scrape` reads them all).
    */
   metricsUrl(service: 'edge' | 'billing' | 'text' | 'media' | 'catalogue'): string;
+  /** The Prometheus text of every process of a service, one replica's after another: a call counts on whichever served it. */
+  scrape(service: 'edge' | 'billing' | 'text' | 'media' | 'catalogue'): Promise<string>;
   /** Everything the gateway logged so far (at `logLevel`, when startGateway was given one; else nothing embedded). */
   logs(): string;
   /** Fleet only: the fleet itself, every replica's process (to kill one, or restart it) and address. */
@@ -123,11 +147,13 @@ export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.
 export async function startGateway(mode: Mode, config: unknown, opts: { logLevel?: 'debug' | 'info' } & FleetShape = {}): Promise<TestGateway> {
   const adminToken = `test-admin-${crypto.randomBytes(8).toString('hex')}`;
   const cfg = parseConfig(config);
+  const replicas = opts.replicas ?? replicasOf(mode);
   let url: string;
   let ledger: TestGateway['ledger'];
   let stop: () => Promise<void>;
   let killService: TestGateway['killService'];
   let metricsUrl: TestGateway['metricsUrl'];
+  let metricsUrls: (service: keyof Fleet['replicas']) => string[];
   let logs: TestGateway['logs'];
   let started: Fleet | undefined;
 
@@ -155,6 +181,7 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
     }
     url = gw.url;
     metricsUrl = () => gw.metricsUrl;
+    metricsUrls = () => [gw.metricsUrl];
     // The embedded ledger is written behind to PGlite: a check reads the tables once they hold every decision so far.
     ledger = async (sql, params) => {
       await gw!.ledgerFlushed();
@@ -174,7 +201,7 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
           port,
           // Kafka: the topics and groups take the fleet's prefix (its database name), so suites sharing the broker never
           // see each other's events; the fleet creates the topics, as the broker creates none on first use.
-          ...(mode === 'fleet-kafka' ? { bus: 'kafka' as const, kafkaBrokers: KAFKA_BROKERS.join(',') } : {}),
+          ...(onKafka(mode) ? { bus: 'kafka' as const, kafkaBrokers: KAFKA_BROKERS.join(',') } : {}),
           // The URL the tests reach it by, so the media URLs it answers are fetchable as they are.
           publicUrl: `http://127.0.0.1:${port}`,
           databaseUrl: dbUrl.toString(),
@@ -184,11 +211,11 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
           logDir: dir,
           dataDir: dir,
           env: { LOG_LEVEL: opts.logLevel ?? 'warn' },
-          replicas: opts.replicas,
+          replicas,
         });
       },
       3,
-      opts.replicas,
+      replicas,
     );
     started = fleet;
     logs = () =>
@@ -200,12 +227,18 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
     const pool = new Pool({ connectionString: dbUrl.toString(), max: 2, options: '-c search_path=billing' });
     url = fleet.url;
     metricsUrl = (service) => fleet.metricsUrls[service];
+    const replicaNames = (service: keyof Fleet['replicas']) => Array.from({ length: fleet.replicas[service] }, (_, r) => replicaName(service, r));
+    metricsUrls = (service) => replicaNames(service).map((name) => fleet.metricsUrls[name]);
     ledger = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;
     killService = async (name) => {
-      const p = fleet.processes[name];
-      const gone = new Promise<void>((r) => p.once('exit', () => r()));
-      p.kill('SIGKILL');
-      await gone;
+      await Promise.all(
+        replicaNames(name).map((n) => {
+          const p = fleet.processes[n];
+          const gone = new Promise<void>((r) => p.once('exit', () => r()));
+          p.kill('SIGKILL');
+          return gone;
+        }),
+      );
     };
     stop = async () => {
       await pool.end();
@@ -223,6 +256,7 @@ export async function startGateway(mode: Mode, config: unknown, opts: { logLevel
     admin,
     killService,
     metricsUrl,
+    scrape: async (service) => (await Promise.all(metricsUrls(service).map(async (u) => (await fetch(`${u}/metrics`)).text()))).join('\n'),
     logs,
     fleet: started,
     account: (credits, opts) => openAccount(admin, credits, opts),
@@ -447,9 +481,8 @@ export function useGatewaySuite<U extends Closable | Closable[]>(
       const gw = await startGateway(mode, opts.config(upstreams), opts.fleet);
       suite = { upstreams, gw, acct: await gw.account(opts.credits) };
       bind(suite);
-      // Fourteen processes instead of seven take longer to start on a busy machine.
     },
-    opts.fleet?.replicas ? 180_000 : 90_000,
+    startTimeout(mode, opts.fleet),
   );
   afterEach(async () => {
     // Read before the checks below add theirs: a test must not pass on the invariants' assertions alone.
