@@ -32,8 +32,8 @@ describe('serve: the drain notice', () => {
       socket.once('error', (e: NodeJS.ErrnoException) => finish(e.code ?? e.message));
     });
 
-  const serveOk = (opts: Partial<ServeOptions> = {}) =>
-    serve((_req, res) => res.end('ok'), {
+  const serveWith = (app: Parameters<typeof serve>[0], opts: Partial<ServeOptions> = {}) =>
+    serve(app, {
       service: 'test',
       port: 0,
       host: '127.0.0.1',
@@ -43,6 +43,7 @@ describe('serve: the drain notice', () => {
       ready: async () => {},
       ...opts,
     });
+  const serveOk = (opts: Partial<ServeOptions> = {}) => serveWith((_req, res) => res.end('ok'), opts);
 
   /** A caller's keep-alive connection, one request answered on it, left idle. */
   async function idleConnection(port: number): Promise<net.Socket> {
@@ -113,22 +114,11 @@ describe('serve: the drain notice', () => {
     // The edge's proxy copies the service's `Connection: keep-alive`; the slow request arrives before the drain.
     let release = () => {};
     const held = new Promise<void>((r) => (release = r));
-    const served = await serve(
-      (req, res) => {
-        res.setHeader('connection', 'keep-alive');
-        if (req.url === '/slow') void held.then(() => res.end('ok'));
-        else res.end('ok');
-      },
-      {
-        service: 'test',
-        port: 0,
-        host: '127.0.0.1',
-        metricsPort: 0,
-        logger: createLogger('test', 'silent'),
-        metrics: createMetrics(),
-        ready: async () => {},
-      },
-    );
+    const served = await serveWith((req, res) => {
+      res.setHeader('connection', 'keep-alive');
+      if (req.url === '/slow') void held.then(() => res.end('ok'));
+      else res.end('ok');
+    });
     const idle = await idleConnection(served.port);
     const slow = net.connect({ host: '127.0.0.1', port: served.port });
     await new Promise((r) => slow.once('connect', r));
