@@ -250,13 +250,15 @@ describeOrSkip('the status page, the account console and the operator console in
       const page = await openConsole(acct.key);
       await page.click(`[data-cancel="${id}"]`);
       await page.waitForFunction((job) => document.querySelector(`[data-job-status="${job}"]`)?.textContent?.includes('canceled'), id);
+      // In the fleet the release reaches the ledger over the bus, after the cancel answered (CI saw the hold still open).
+      await settled(gw, acct.accountId, 20_000);
       expect(await heldNano(gw, acct.accountId)).toBe(0n);
       expect((await holdsOf(gw, acct.accountId)).find((h) => h.amount !== '0' && h.state !== 'settled')).toMatchObject({
         state: 'released',
         charge: '0',
       });
       expect((await api(acct.key, 'GET', '/v1/credits')).json.data.held).toBe(0);
-      // The release reaches the ledger over the bus, after the cancel answered: the page shows it when refreshed.
+      // The page read its figures before the release landed: it shows it when refreshed.
       await page.click('#refresh');
       await page.waitForFunction(() => document.querySelector('[data-figure=held]')?.textContent === '$0.00');
 
