@@ -5,6 +5,7 @@ import path from 'node:path';
 import { openServiceDb } from '@gateway/db';
 import { waitFor, type RunningProcess } from '@gateway/testing';
 import { migrations as billingMigrations } from '@gateway/billing';
+import { journalDirOf, readJournal } from '@gateway/billing/testing';
 import { testConfig, TEXT_PRICE } from '../support/config';
 import { startFakeOpenAI, type FakeUpstream } from '../support/fake-openai';
 import { expectLedgerInvariants } from '../support/harness';
@@ -116,8 +117,20 @@ describe('the embedded gateway killed under load (SIGKILL, child process)', () =
     const clients = Array.from({ length: CONCURRENCY }, (_, n) => client(n));
     // Both a count and an age: on a fast machine 600 answers take less than the window, and none would be old enough
     // to check.
-    // And until a stream in flight has run past its first checkpoint (5 s; its fourth word comes at 6 s).
-    const pastCheckpoint = () => midStream.some((id) => Date.now() - (streamStarted.get(id) ?? Date.now()) > 6_500);
+    // And until a stream still in flight has its checkpoint in the journal, where a kill cannot take it back: its age
+    // alone (the checkpoint comes 5 s in) says nothing on a host slow enough to run the timer late.
+    const journalled = () => {
+      try {
+        return new Set(readJournal(journalDirOf(path.join(dir, 'data'))).flatMap((r) => (r.t === 'checkpoint' ? [r.h.request] : [])));
+      } catch {
+        return new Set<string>(); // a segment the write-behind retired while it was read: look again
+      }
+    };
+    const pastCheckpoint = () => {
+      if (!midStream.some((id) => Date.now() - (streamStarted.get(id) ?? Date.now()) > 5_000)) return false;
+      const seen = journalled();
+      return midStream.some((id) => seen.has(id));
+    };
     await waitFor(
       () => answered.length >= 600 && answered[0].at < Date.now() - 2 * LOSS_WINDOW_MS && pastCheckpoint(),
       'the load to run a while',

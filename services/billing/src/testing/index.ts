@@ -6,4 +6,6 @@
 export { closeEvent, holdFacts, payer, placeHold, usageRecord, type Payer, type PlacedHold } from './ledger-fixtures';
 export { hashSecret } from '../ledger/ids';
 export { writeBatch } from '../ledger/memory/write-behind';
+export { readJournal } from '../ledger/memory/journal';
+export { journalDirOf } from '../ledger/memory/memory-ledger';
 export type { LedgerRecord } from '../ledger/memory/records';
