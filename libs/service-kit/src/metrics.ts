@@ -9,10 +9,15 @@ export interface Metrics {
   gauge(name: string, help: string, labels: string[], read: () => Array<[Record<string, string>, number]>): void;
 }
 
+const EVENT_LOOP_SAMPLE_MS = 1_000;
+
 /** One registry per process; in the embedded gateway every service shares it, so names carry no service prefix. */
 export function createMetrics(): Metrics {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  // The event-loop lag histogram samples on a timer of this period, which wakes an idle process each time: prom-client's
+  // 10 ms default was a hundred wake-ups a second in every process, most of an idle gateway's CPU. One a second still
+  // shows a loop held up under load, over any scrape interval.
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const made = new Map<string, client.Metric<string>>();
   const metrics: Metrics = {
     registry,

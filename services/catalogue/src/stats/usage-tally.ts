@@ -8,15 +8,17 @@ interface Pending {
 }
 
 /**
- * Usage events counted in memory and written together, once a second (or every `maxPending`): every call the
+ * Usage events counted in memory and written together, a second after the first of them (or every `maxPending`): every call the
  * gateway bills sends one, and a database write per event cost the embedded gateway half its throughput on two
  * cores. The price is a window: events handed over but not yet written (at most a second's) are lost if the
  * process dies, so the 30-day token figure can fall short by that much. Stats only; money never passes here.
  * A failed write keeps its events for the next one; past `cap` the oldest are dropped, with an error logged.
+ * The write is a timer set when an event arrives, not a poll: an idle gateway is never woken for an empty tally.
  */
 export class UsageTally {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private started = false;
   private writing: Promise<void> | undefined;
 
   constructor(
@@ -28,6 +30,7 @@ export class UsageTally {
   add(eventId: string, finishedAt: Date, tokens: number): void {
     this.pending.push({ eventId, finishedAt, tokens });
     if (this.pending.length >= (this.opts.maxPending ?? 500)) void this.flush();
+    else this.arm();
   }
 
   /** Writes what is pending; concurrent calls wait for the same write, then write what came meanwhile. */
@@ -50,17 +53,30 @@ export class UsageTally {
       )
       .finally(() => {
         this.writing = undefined;
+        // Kept after a failure, or arrived while writing: their second starts now.
+        if (this.pending.length) this.arm();
       });
     await this.writing;
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.opts.intervalMs ?? 1_000);
-    this.timer.unref();
+    this.started = true;
+    if (this.pending.length) this.arm();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.flush();
+  }
+
+  private arm(): void {
+    if (!this.started || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.opts.intervalMs ?? 1_000);
+    this.timer.unref();
   }
 }
