@@ -1,8 +1,8 @@
-import { jest } from '@jest/globals';
-import pino from 'pino';
+import { createLogger } from '@gateway/service-kit';
 import type { StatsStore } from './store';
 import { UsageTally } from './usage-tally';
 
+const quiet = createLogger('test', 'silent');
 const written: number[] = [];
 let fail = false;
 const store = {
@@ -21,7 +21,7 @@ afterEach(() => jest.useRealTimers());
 
 describe('UsageTally', () => {
   it('sets no timer while nothing is pending, so an idle gateway is never woken', async () => {
-    const tally = new UsageTally(store, pino({ level: 'silent' }));
+    const tally = new UsageTally(store, quiet);
     tally.start();
     expect(jest.getTimerCount()).toBe(0);
     tally.add('e1', new Date(), 3);
@@ -34,7 +34,7 @@ describe('UsageTally', () => {
   });
 
   it('keeps a failed write for a second later, and writes what stop finds', async () => {
-    const tally = new UsageTally(store, pino({ level: 'silent' }));
+    const tally = new UsageTally(store, quiet);
     tally.start();
     fail = true;
     tally.add('e1', new Date(), 3);
