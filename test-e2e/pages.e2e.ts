@@ -354,6 +354,44 @@ describeOrSkip('the status page, the account console and the operator console in
       await admin.close();
     });
 
+    it('a key revoked, or a token changed, while a page is open: the next action goes back to the sign-in form', async () => {
+      const acct = await gw.account(5);
+      secrets.push(acct.key);
+      // More calls than a page of recent calls holds, so "Older calls" is there to press.
+      for (let i = 0; i < 21; i++) expect((await chat(acct.key)).status).toBe(200);
+      await settled(gw, acct.accountId);
+      const page = await openConsole(acct.key);
+      await page.waitForSelector('#calls-more:not([hidden])');
+      expect((await gw.admin('DELETE', `/admin/v1/keys/${acct.keyId}`)).status).toBe(204);
+      // "Within seconds": the fleet's edge may still hold the key's verification for a few.
+      await waitFor(async () => (await api(acct.key, 'GET', '/v1/generations')).status === 401, 'the revoked key to be refused', 10_000);
+      const expected = (await api(acct.key, 'GET', '/v1/generations')).json.error.message as string;
+      await page.click('#calls-more');
+      await page.waitForSelector('#login-error:not([hidden])');
+      expect(await page.textContent('#login-error')).toContain(expected);
+      expect(await page.isHidden('#app')).toBe(true);
+      expect(await page.isHidden('#calls-error')).toBe(true);
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+
+      // The operator console: an action refused for its token returns to the form as well, not an inline error.
+      const admin = await openAdmin(gw.adminToken);
+      await admin.waitForSelector('#accounts table');
+      await admin.fill('#search-text', acct.accountId);
+      await admin.click('#search button');
+      await admin.waitForSelector(`[data-open="${acct.accountId}"]`);
+      await admin.click(`[data-open="${acct.accountId}"]`);
+      await admin.waitForSelector('#detail-card:not([hidden]) [data-figure=available]');
+      await admin.evaluate(() => {
+        for (const k of Object.keys(sessionStorage)) sessionStorage.setItem(k, 'not-the-admin-token');
+      });
+      await admin.click('#suspend');
+      await admin.waitForSelector('#login-error:not([hidden])');
+      expect(await admin.isHidden('#detail-error')).toBe(true);
+      expect((await gw.admin('GET', `/admin/v1/accounts/${acct.accountId}`)).json.data.suspended).toBe(false);
+      await page.close();
+      await admin.close();
+    });
+
     it('no key or token in a URL, a cookie, local storage or the logs; the pages send them only as Authorization', async () => {
       const acct = await gw.account(1);
       secrets.push(acct.key);

@@ -43,7 +43,11 @@ byId('create-account').addEventListener('submit', (e) => {
     open(r.data.account_id);
   });
 });
-wireDetail(gate.token, () => {
-  const t = gate.token();
-  if (t) void list(t);
-});
+wireDetail(
+  gate.token,
+  () => {
+    const t = gate.token();
+    if (t) void list(t);
+  },
+  guarded,
+);

@@ -16,7 +16,7 @@ const section = (errorId: string, work: () => Promise<void>) => guardedSection(g
 
 async function load(key: string): Promise<void> {
   const reloadJobs = async () => {
-    await Promise.all([section('jobs-error', () => loadJobs(key, reloadJobs)), section('balance-error', () => loadBalance(key))]);
+    await Promise.all([section('jobs-error', () => loadJobs(key, reloadJobs, section)), section('balance-error', () => loadBalance(key))]);
   };
   // The balance first: a wrong key is told at once, before the other sections ask.
   await section('balance-error', () => loadBalance(key));
@@ -24,12 +24,12 @@ async function load(key: string): Promise<void> {
   await Promise.all([
     section('activity-error', () => loadActivity(key)),
     section('calls-error', () => loadCalls(key)),
-    section('jobs-error', () => loadJobs(key, reloadJobs)),
+    section('jobs-error', () => loadJobs(key, reloadJobs, section)),
   ]);
 }
 
 wireActivity();
-wireCalls(gate.token);
+wireCalls(gate.token, section);
 byId('refresh').addEventListener('click', () => {
   const key = gate.token();
   if (key) void load(key);

@@ -1,9 +1,9 @@
 /// <reference lib="dom" />
 import * as z from 'zod/mini';
-import { call, describe, send } from '../lib/api';
+import { call, send } from '../lib/api';
 import { byId, fill, h, table } from '../lib/dom';
 import { usd, when } from '../lib/format';
-import { sectionError } from '../lib/gate';
+import type { Guard } from '../lib/gate';
 import { accountSummary } from './accounts';
 
 const keyRow = z.object({
@@ -80,22 +80,29 @@ export async function openAccount(token: string, id: string): Promise<void> {
 }
 
 /** Runs one admin action; a refusal shows its envelope's message, and the account is read again either way. */
-async function act(token: string, work: () => Promise<unknown>): Promise<void> {
-  if (!current) return;
-  try {
-    await work();
-    sectionError('detail-error');
-  } catch (err) {
-    sectionError('detail-error', describe(err));
-  }
-  try {
-    await openAccount(token, current.account_id);
-  } catch (err) {
-    sectionError('detail-error', describe(err));
-  }
+/**
+ * An action on the open account, then the account read again either way; the action's refusal is what shows, unless
+ * the read fails too. A refused token (401) from either goes back to the sign-in form, as every section's does.
+ */
+function actOn(guard: Guard) {
+  return async (token: string, work: () => Promise<unknown>): Promise<void> => {
+    if (!current) return;
+    const id = current.account_id;
+    await guard('detail-error', async () => {
+      try {
+        await work();
+      } finally {
+        await openAccount(token, id);
+      }
+    });
+  };
 }
 
-export function wireDetail(token: () => string | undefined, afterChange: () => void): void {
+/** Set by wireDetail: the revoke buttons openAccount draws use it too. */
+let act: ReturnType<typeof actOn> = async () => undefined;
+
+export function wireDetail(token: () => string | undefined, afterChange: () => void, guard: Guard): void {
+  act = actOn(guard);
   const withToken = (fn: (t: string, id: string) => Promise<void>) => () => {
     const t = token();
     if (t && current) void fn(t, current.account_id).then(afterChange);

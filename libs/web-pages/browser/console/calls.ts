@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { call, describe } from '../lib/api';
 import { byId, fill, h, table } from '../lib/dom';
 import { int, usd, when } from '../lib/format';
-import { sectionError } from '../lib/gate';
+import type { Guard } from '../lib/gate';
 
 const generation = z.object({
   id: z.string(),
@@ -75,9 +75,9 @@ async function openRecord(key: string, id: string): Promise<void> {
   if (!dialog.open) dialog.showModal();
 }
 
-export function wireCalls(key: () => string | undefined): void {
+export function wireCalls(key: () => string | undefined, guard: Guard): void {
   byId('calls-more').addEventListener('click', () => {
     const k = key();
-    if (k) loadCalls(k, true).catch((err) => sectionError('calls-error', describe(err)));
+    if (k) void guard('calls-error', () => loadCalls(k, true));
   });
 }

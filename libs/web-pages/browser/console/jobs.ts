@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { call, callBlob, describe, send } from '../lib/api';
 import { byId, fill, h, table } from '../lib/dom';
 import { usd, when } from '../lib/format';
-import { sectionError } from '../lib/gate';
+import type { Guard } from '../lib/gate';
 
 const job = z.object({
   request_id: z.string(),
@@ -35,7 +35,7 @@ async function play(key: string, id: string): Promise<void> {
   }
 }
 
-function actions(key: string, j: Job, reload: () => Promise<void>) {
+function actions(key: string, j: Job, reload: () => Promise<void>, guard: Guard) {
   if (j.status !== 'COMPLETED')
     return h(
       'button',
@@ -44,12 +44,7 @@ function actions(key: string, j: Job, reload: () => Promise<void>) {
         'data-cancel': j.request_id,
         onclick: async (e: Event) => {
           (e.currentTarget as HTMLButtonElement).disabled = true;
-          try {
-            await send(key, 'PUT', `/v1/queue/requests/${encodeURIComponent(j.request_id)}/cancel`);
-            sectionError('jobs-error');
-          } catch (err) {
-            sectionError('jobs-error', describe(err));
-          }
+          await guard('jobs-error', () => send(key, 'PUT', `/v1/queue/requests/${encodeURIComponent(j.request_id)}/cancel`).then(() => undefined));
           await reload();
         },
       },
@@ -61,7 +56,7 @@ function actions(key: string, j: Job, reload: () => Promise<void>) {
 }
 
 /** The account's newest jobs (GET /v1/jobs): status, cost, a cancel button while unfinished, a player once done. */
-export async function loadJobs(key: string, reload: () => Promise<void>): Promise<void> {
+export async function loadJobs(key: string, reload: () => Promise<void>, guard: Guard): Promise<void> {
   const rows = (await call(key, 'GET', '/v1/jobs?limit=20', z.object({ data: z.array(job) }))).data;
   fill(
     byId('jobs'),
@@ -74,7 +69,7 @@ export async function loadJobs(key: string, reload: () => Promise<void>): Promis
         j.model,
         h('span', { 'data-job-status': j.request_id }, j.outcome ? `${j.status} · ${j.outcome}` : j.status),
         j.cost === null ? (j.outcome ? 'settling' : 'held') : usd(j.cost),
-        actions(key, j, reload),
+        actions(key, j, reload, guard),
       ]),
       'No jobs yet.',
     ),

@@ -71,6 +71,9 @@ export function sectionError(id: string, message?: string): void {
   el.hidden = !message;
 }
 
+/** A section's load or action run through `guardedSection` with the page's gate. */
+export type Guard = (errorId: string, work: () => Promise<void>) => Promise<void>;
+
 /**
  * Runs one section's load or action: its error line is cleared when it succeeds and shows the failure when not,
  * but a refused credential (401) goes back to the gate's form, since every other section would be refused too.
