@@ -72,14 +72,43 @@ function syncPath(file) {
   }
 }
 
-/** Every file and directory under `dir` synced, children before their directory. */
-function syncTree(dir) {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) syncTree(full);
-    else if (entry.isFile()) syncPath(full);
+/**
+ * Every file and directory under `dir` synced, each directory after everything in it. The fsyncs run on libuv's
+ * thread pool, SYNC_PARALLEL at a time: a new cluster is about 1,000 files, and one after the other each waits for
+ * its own journal commit (on ext4 several hundred ms for the lot), while the file system folds concurrent ones into
+ * fewer commits. Each file still gets its own fsync, with its own error: nothing is marked synced unless all were.
+ */
+async function syncTree(dir) {
+  const files = [];
+  const dirs = [];
+  (function walk(d) {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) files.push(full);
+    }
+    dirs.push(d); // after its subdirectories: deepest first
+  })(dir);
+  await inParallel(files, syncPathAsync);
+  await inParallel(dirs, syncPathAsync);
+}
+const SYNC_PARALLEL = 16;
+
+async function inParallel(items, fn) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(SYNC_PARALLEL, items.length) }, lane));
+}
+
+async function syncPathAsync(file) {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
-  syncPath(dir);
 }
 
 /**
@@ -118,7 +147,7 @@ async function openDurable(dir) {
   const mark = path.join(dir, SYNCED_MARK);
   if (!fs.existsSync(mark)) {
     await pg.exec('CHECKPOINT');
-    syncTree(dir);
+    await syncTree(dir);
     fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
     syncPath(mark);
     syncPath(dir);

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -56,10 +57,9 @@ async function startWorker(dir: string | undefined, initOnly = false): Promise<W
 }
 
 async function connect(dir: string | undefined) {
-  // A new data directory is made (initdb) by a worker of its own, ended before the database the gateway uses starts:
-  // making one grows the WebAssembly heap by several hundred MiB that it never gives back, and only ending the
-  // thread returns them.
-  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) await (await startWorker(dir, true)).terminate();
+  // A new data directory is a copy of the pristine cluster (newCluster): no initdb in the worker that serves, whose
+  // heap it would grow by several hundred MiB never given back.
+  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) await newCluster(dir);
   const worker = await startWorker(dir);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
@@ -154,3 +154,95 @@ function pgliteModule(): Promise<WebAssembly.Module | undefined> {
   })();
   return compiling;
 }
+
+/**
+ * A new cluster in `dir`: a copy of the pristine one this installation's PGlite made once (initdb, about 5 s of one
+ * core for each, and 8-9 s for two side by side on a 2-core machine), or, should there be no place to keep that
+ * one, initdb here (the worker that opens it then checkpoints and syncs it). The pristine cluster was shut down
+ * cleanly, so its files alone are a whole cluster: each copy is fsynced, then each directory deepest first, and
+ * only then is the synced mark written, as pglite-worker.js writes it after syncing a cluster initdb made.
+ */
+async function newCluster(dir: string): Promise<void> {
+  const pristine = await pristineCluster().catch(() => undefined);
+  if (!pristine) return void (await (await startWorker(dir, true)).terminate());
+  const files: string[] = [];
+  const dirs: string[] = [];
+  const walk = async (rel: string) => {
+    await fs.mkdir(path.join(dir, rel), { recursive: true });
+    for (const entry of await fs.readdir(path.join(pristine, rel), { withFileTypes: true })) {
+      const child = path.join(rel, entry.name);
+      if (entry.isDirectory()) await walk(child);
+      else if (entry.isFile() && !(rel === '' && entry.name === SYNCED_MARK)) files.push(child);
+    }
+    dirs.push(rel);
+  };
+  await walk('');
+  // In parallel on the thread pool: ~1,000 files, each fsync waiting for its own journal commit when serial.
+  await inParallel(files, async (rel) => {
+    await fs.copyFile(path.join(pristine, rel), path.join(dir, rel));
+    await syncFile(path.join(dir, rel));
+  });
+  await inParallel(dirs, (rel) => syncFile(path.join(dir, rel)));
+  const mark = path.join(dir, SYNCED_MARK);
+  await fs.writeFile(mark, `${new Date().toISOString()} copied from ${pristine}\n`);
+  await syncFile(mark);
+  await syncFile(dir);
+}
+
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `fn` over `items`, 16 at a time: libuv's threads stay busy without holding a descriptor per file open. */
+async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(16, items.length) }, lane));
+}
+
+/** pglite-worker.js's mark: written once every file of the data directory has been synced. */
+const SYNCED_MARK = 'gateway-synced';
+
+let pristine: Promise<string | undefined> | undefined;
+/**
+ * The pristine cluster of the installed PGlite: made once, by initdb in a worker of its own (whose heap growth ends
+ * with it), under node_modules/.cache beside that PGlite, and named by its version: another PGlite (an upgrade, a
+ * downgrade) makes its own. Made under a temporary name, synced, then renamed, so a cluster found under the final
+ * name is whole; two processes making it at once both succeed and one rename wins. undefined when the cache
+ * cannot be written (a read-only installation): each new data directory then runs initdb itself.
+ */
+export function pristineCluster(): Promise<string | undefined> {
+  pristine ??= (async () => {
+    const entry = require.resolve('@electric-sql/pglite');
+    const marker = `${path.sep}node_modules${path.sep}`;
+    const at = entry.indexOf(marker);
+    if (at < 0) return undefined;
+    const pkg = JSON.parse(await fs.readFile(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+    const cache = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
+    const final = path.join(cache, `pglite-${pkg.version}-${PRISTINE_FORMAT}`);
+    if (existsSync(path.join(final, SYNCED_MARK))) return final;
+    const tmp = path.join(cache, `.making-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+    try {
+      await fs.mkdir(cache, { recursive: true });
+      await (await startWorker(tmp, true)).terminate();
+      await fs.rename(tmp, final).catch(async (e) => {
+        if (!existsSync(path.join(final, SYNCED_MARK))) throw e;
+      });
+      return final;
+    } catch {
+      return undefined;
+    } finally {
+      await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    }
+  })();
+  return pristine;
+}
+/** Raised when what initdb is asked for changes (its arguments, the database the tables live in). */
+const PRISTINE_FORMAT = 1;
