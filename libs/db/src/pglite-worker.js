@@ -156,6 +156,8 @@ async function openDurable(dir) {
 }
 
 (async () => {
+  // Loaded while the caller writes the data directory: told when it is whole.
+  if (workerData.waitForFiles) await new Promise((resolve) => parentPort.once('message', resolve));
   const pg = await openDurable(workerData.dir);
   if (workerData.initOnly) {
     await pg.close();

@@ -44,23 +44,39 @@ export async function openPglite(dir?: string): Promise<Db> {
   return (await connect(dir)).view(undefined);
 }
 
-/** A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). */
-async function startWorker(dir: string | undefined, initOnly = false): Promise<Worker> {
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly, wasmModule: await pgliteModule() } });
-  await new Promise<void>((resolve, reject) => {
+/**
+ * A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). With
+ * `files`, the thread loads PGlite while they are being written and opens the database once they are.
+ */
+async function startWorker(dir: string | undefined, initOnly = false, files?: Promise<void>): Promise<Worker> {
+  // Awaited below; until then a failure must not count as unhandled (Node would end the process).
+  files?.catch(() => undefined);
+  const wasmModule = await pgliteModule();
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly, wasmModule, waitForFiles: !!files } });
+  const started = new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
       m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
     );
   });
+  started.catch(() => undefined);
+  try {
+    if (files) {
+      await files;
+      worker.postMessage({ filesReady: true });
+    }
+    await started;
+  } catch (e) {
+    await worker.terminate();
+    throw e;
+  }
   return worker;
 }
 
 async function connect(dir: string | undefined) {
-  // A new data directory is a copy of the pristine cluster (newCluster): no initdb in the worker that serves, whose
-  // heap it would grow by several hundred MiB never given back.
-  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) await newCluster(dir);
-  const worker = await startWorker(dir);
+  // A new data directory is a copy of the pristine cluster (newCluster), written while the thread loads PGlite: no
+  // initdb in the worker that serves, whose heap it would grow by several hundred MiB never given back.
+  const worker = await startWorker(dir, false, dir && !existsSync(path.join(dir, 'PG_VERSION')) ? newCluster(dir) : undefined);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
