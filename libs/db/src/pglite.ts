@@ -28,7 +28,7 @@ export interface PgliteHost {
  * opened on it is closed.
  */
 export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
-  const conn = await connect(dir);
+  const conn = await connection(dir);
   return {
     async schema(name) {
       if (!SCHEMA_NAME.test(name)) throw new Error(`bad schema name ${name}`);
@@ -41,42 +41,57 @@ export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
 
 /** A PGlite of one's own, its tables in the default schema. */
 export async function openPglite(dir?: string): Promise<Db> {
-  return (await connect(dir)).view(undefined);
+  return (await connection(dir)).view(undefined);
+}
+
+const early = new Map<string, ReturnType<typeof connect>>();
+/**
+ * Starts the PGlite on `dir` now, for the openPglite or openPgliteHost of that directory to come (the embedded
+ * gateway's main starts its databases before the rest of its code loads). A failure surfaces there.
+ */
+export function prestartPglite(dir: string): void {
+  const key = path.resolve(dir);
+  if (early.has(key)) return;
+  const started = connect(key);
+  started.catch(() => undefined);
+  early.set(key, started);
+}
+
+/** The PGlite prestarted on `dir`, taken once, or a new one. */
+function connection(dir: string | undefined): ReturnType<typeof connect> {
+  const key = dir && path.resolve(dir);
+  const started = key ? early.get(key) : undefined;
+  if (!key || !started) return connect(dir);
+  early.delete(key);
+  return started;
 }
 
 /**
  * A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). With
- * `files`, the thread loads PGlite while they are being written and opens the database once they are.
+ * `copyFrom`, the thread first copies that pristine cluster into `dir` (pglite-worker.js, copyCluster).
  */
-async function startWorker(dir: string | undefined, initOnly = false, files?: Promise<void>): Promise<Worker> {
-  // Awaited below; until then a failure must not count as unhandled (Node would end the process).
-  files?.catch(() => undefined);
-  const wasmModule = await pgliteModule();
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly, wasmModule, waitForFiles: !!files } });
-  const started = new Promise<void>((resolve, reject) => {
+async function startWorker(dir: string | undefined, initOnly = false, copyFrom?: string): Promise<Worker> {
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), {
+    workerData: { dir, initOnly, wasmModule: await pgliteModule(), copyFrom },
+  });
+  await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
       m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
     );
   });
-  started.catch(() => undefined);
-  try {
-    if (files) {
-      await files;
-      worker.postMessage({ filesReady: true });
-    }
-    await started;
-  } catch (e) {
-    await worker.terminate();
-    throw e;
-  }
   return worker;
 }
 
 async function connect(dir: string | undefined) {
-  // A new data directory is a copy of the pristine cluster (newCluster), written while the thread loads PGlite: no
-  // initdb in the worker that serves, whose heap it would grow by several hundred MiB never given back.
-  const worker = await startWorker(dir, false, dir && !existsSync(path.join(dir, 'PG_VERSION')) ? newCluster(dir) : undefined);
+  // A new data directory is a copy of the pristine cluster, made by the thread that then serves it; initdb only when
+  // there is none, in a thread of its own: it grows the heap by several hundred MiB never given back.
+  let copyFrom: string | undefined;
+  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) {
+    copyFrom = await pristineCluster().catch(() => undefined);
+    if (!copyFrom) await (await startWorker(dir, true)).terminate();
+  }
+  const worker = await startWorker(dir, false, copyFrom);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
@@ -169,58 +184,6 @@ function pgliteModule(): Promise<WebAssembly.Module | undefined> {
     }
   })();
   return compiling;
-}
-
-/**
- * A new cluster in `dir`: a copy of the pristine one this installation's PGlite made once (initdb, about 5 s of one
- * core for each, and 8-9 s for two side by side on a 2-core machine), or, should there be no place to keep that
- * one, initdb here (the worker that opens it then checkpoints and syncs it). The pristine cluster was shut down
- * cleanly, so its files alone are a whole cluster: each copy is fsynced, then each directory deepest first, and
- * only then is the synced mark written, as pglite-worker.js writes it after syncing a cluster initdb made.
- */
-async function newCluster(dir: string): Promise<void> {
-  const pristine = await pristineCluster().catch(() => undefined);
-  if (!pristine) return void (await (await startWorker(dir, true)).terminate());
-  const files: string[] = [];
-  const dirs: string[] = [];
-  const walk = async (rel: string) => {
-    await fs.mkdir(path.join(dir, rel), { recursive: true });
-    for (const entry of await fs.readdir(path.join(pristine, rel), { withFileTypes: true })) {
-      const child = path.join(rel, entry.name);
-      if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile() && !(rel === '' && entry.name === SYNCED_MARK)) files.push(child);
-    }
-    dirs.push(rel);
-  };
-  await walk('');
-  // In parallel on the thread pool: ~1,000 files, each fsync waiting for its own journal commit when serial.
-  await inParallel(files, async (rel) => {
-    await fs.copyFile(path.join(pristine, rel), path.join(dir, rel));
-    await syncFile(path.join(dir, rel));
-  });
-  await inParallel(dirs, (rel) => syncFile(path.join(dir, rel)));
-  const mark = path.join(dir, SYNCED_MARK);
-  await fs.writeFile(mark, `${new Date().toISOString()} copied from ${pristine}\n`);
-  await syncFile(mark);
-  await syncFile(dir);
-}
-
-async function syncFile(file: string): Promise<void> {
-  const handle = await fs.open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** `fn` over `items`, 16 at a time: libuv's threads stay busy without holding a descriptor per file open. */
-async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(16, items.length) }, lane));
 }
 
 /** pglite-worker.js's mark: written once every file of the data directory has been synced. */
