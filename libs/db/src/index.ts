@@ -1,6 +1,6 @@
 export type { Db, Queryable, Row } from './db';
 export { ensureSchema, openPg } from './pg';
-export { openPglite, openPgliteHost, type PgliteHost } from './pglite';
+export { openPglite, openPgliteHost, prestartPglite, type PgliteHost } from './pglite';
 export { migrate, missingMigrations, type Migration, type MigrationReport } from './migrate';
 export { sqlFileMigration } from './sql-file';
 export { openFleetServiceDb, openServiceDb, SchemaBehindError, SCHEMA_WAIT_MS, type OpenServiceDbOptions } from './open';

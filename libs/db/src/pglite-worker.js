@@ -3,6 +3,80 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
+
+/** Written, and synced, once every file of the data directory has been: see openDurable. */
+const SYNCED_MARK = 'gateway-synced';
+
+/**
+ * Every file and directory under `dir` synced, each directory after everything in it. The fsyncs run on libuv's
+ * thread pool, SYNC_PARALLEL at a time: a new cluster is about 1,000 files, and one after the other each waits for
+ * its own journal commit (on ext4 several hundred ms for the lot), while the file system folds concurrent ones into
+ * fewer commits. Each file still gets its own fsync, with its own error: nothing is marked synced unless all were.
+ */
+async function syncTree(dir) {
+  const files = [];
+  const dirs = [];
+  (function walk(d) {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) files.push(full);
+    }
+    dirs.push(d); // after its subdirectories: deepest first
+  })(dir);
+  await inParallel(files, syncPathAsync);
+  await inParallel(dirs, syncPathAsync);
+}
+const SYNC_PARALLEL = 16;
+
+async function inParallel(items, fn) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(SYNC_PARALLEL, items.length) }, lane));
+}
+
+async function syncPathAsync(file) {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A new data directory made from the pristine cluster (pglite.ts, pristineCluster), which was shut down cleanly and
+ * so is whole in its files: each file is copied and fsynced, then each directory deepest first, and only then is
+ * the synced mark written, so openDurable finds a cluster as durable as one it checkpointed and synced itself.
+ * Started before PGlite is required: the copies and fsyncs run on the thread pool while this thread loads it.
+ */
+async function copyCluster(from, to) {
+  const files = [];
+  const dirs = [];
+  (function walk(rel) {
+    fs.mkdirSync(path.join(to, rel), { recursive: true });
+    for (const entry of fs.readdirSync(path.join(from, rel), { withFileTypes: true })) {
+      const child = path.join(rel, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile() && !(rel === '' && entry.name === SYNCED_MARK)) files.push(child);
+    }
+    dirs.push(rel);
+  })('');
+  await inParallel(files, async (rel) => {
+    await fs.promises.copyFile(path.join(from, rel), path.join(to, rel));
+    await syncPathAsync(path.join(to, rel));
+  });
+  await inParallel(dirs, (rel) => syncPathAsync(path.join(to, rel)));
+  const mark = path.join(to, SYNCED_MARK);
+  await fs.promises.writeFile(mark, `${new Date().toISOString()} copied from ${from}\n`);
+  await syncPathAsync(mark);
+  await syncPathAsync(to);
+}
+const copying = workerData.copyFrom ? copyCluster(workerData.copyFrom, workerData.dir) : undefined;
+copying?.catch(() => undefined); // awaited before the database opens, where its failure is reported
+
 const { PGlite } = require('@electric-sql/pglite');
 const { NodeFS } = require('@electric-sql/pglite/nodefs');
 
@@ -72,16 +146,6 @@ function syncPath(file) {
   }
 }
 
-/** Every file and directory under `dir` synced, children before their directory. */
-function syncTree(dir) {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) syncTree(full);
-    else if (entry.isFile()) syncPath(full);
-  }
-  syncPath(dir);
-}
-
 /**
  * PostgreSQL's command line as PGlite builds it, but durable and small. PGlite starts the backend with `-F` (fsync
  * off): no commit would ever reach the disk through our real sync, so it goes. And `shared_buffers` comes down from
@@ -92,9 +156,6 @@ function startParams() {
   return [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', `shared_buffers=${SHARED_BUFFERS}`];
 }
 const SHARED_BUFFERS = '16MB';
-
-/** Written, and synced, once every file of the data directory has been: see openDurable. */
-const SYNCED_MARK = 'gateway-synced';
 
 /**
  * The database on `dir` with real syncs. A new cluster's files (initdb writes its catalogues directly, not through
@@ -118,7 +179,7 @@ async function openDurable(dir) {
   const mark = path.join(dir, SYNCED_MARK);
   if (!fs.existsSync(mark)) {
     await pg.exec('CHECKPOINT');
-    syncTree(dir);
+    await syncTree(dir);
     fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
     syncPath(mark);
     syncPath(dir);
@@ -127,6 +188,7 @@ async function openDurable(dir) {
 }
 
 (async () => {
+  await copying;
   const pg = await openDurable(workerData.dir);
   if (workerData.initOnly) {
     await pg.close();

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -27,7 +28,7 @@ export interface PgliteHost {
  * opened on it is closed.
  */
 export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
-  const conn = await connect(dir);
+  const conn = await connection(dir);
   return {
     async schema(name) {
       if (!SCHEMA_NAME.test(name)) throw new Error(`bad schema name ${name}`);
@@ -40,12 +41,39 @@ export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
 
 /** A PGlite of one's own, its tables in the default schema. */
 export async function openPglite(dir?: string): Promise<Db> {
-  return (await connect(dir)).view(undefined);
+  return (await connection(dir)).view(undefined);
 }
 
-/** A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). */
-async function startWorker(dir: string | undefined, initOnly = false): Promise<Worker> {
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly, wasmModule: await pgliteModule() } });
+const early = new Map<string, ReturnType<typeof connect>>();
+/**
+ * Starts the PGlite on `dir` now, for the openPglite or openPgliteHost of that directory to come (the embedded
+ * gateway's main starts its databases before the rest of its code loads). A failure surfaces there.
+ */
+export function prestartPglite(dir: string): void {
+  const key = path.resolve(dir);
+  if (early.has(key)) return;
+  const started = connect(key);
+  started.catch(() => undefined);
+  early.set(key, started);
+}
+
+/** The PGlite prestarted on `dir`, taken once, or a new one. */
+function connection(dir: string | undefined): ReturnType<typeof connect> {
+  const key = dir && path.resolve(dir);
+  const started = key ? early.get(key) : undefined;
+  if (!key || !started) return connect(dir);
+  early.delete(key);
+  return started;
+}
+
+/**
+ * A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). With
+ * `copyFrom`, the thread first copies that pristine cluster into `dir` (pglite-worker.js, copyCluster).
+ */
+async function startWorker(dir: string | undefined, initOnly = false, copyFrom?: string): Promise<Worker> {
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), {
+    workerData: { dir, initOnly, wasmModule: await pgliteModule(), copyFrom },
+  });
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
@@ -56,11 +84,14 @@ async function startWorker(dir: string | undefined, initOnly = false): Promise<W
 }
 
 async function connect(dir: string | undefined) {
-  // A new data directory is made (initdb) by a worker of its own, ended before the database the gateway uses starts:
-  // making one grows the WebAssembly heap by several hundred MiB that it never gives back, and only ending the
-  // thread returns them.
-  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) await (await startWorker(dir, true)).terminate();
-  const worker = await startWorker(dir);
+  // A new data directory is a copy of the pristine cluster, made by the thread that then serves it; initdb only when
+  // there is none, in a thread of its own: it grows the heap by several hundred MiB never given back.
+  let copyFrom: string | undefined;
+  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) {
+    copyFrom = await pristineCluster().catch(() => undefined);
+    if (!copyFrom) await (await startWorker(dir, true)).terminate();
+  }
+  const worker = await startWorker(dir, false, copyFrom);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
@@ -154,3 +185,43 @@ function pgliteModule(): Promise<WebAssembly.Module | undefined> {
   })();
   return compiling;
 }
+
+/** pglite-worker.js's mark: written once every file of the data directory has been synced. */
+const SYNCED_MARK = 'gateway-synced';
+
+let pristine: Promise<string | undefined> | undefined;
+/**
+ * The pristine cluster of the installed PGlite: made once, by initdb in a worker of its own (whose heap growth ends
+ * with it), under node_modules/.cache beside that PGlite, and named by its version: another PGlite (an upgrade, a
+ * downgrade) makes its own. Made under a temporary name, synced, then renamed, so a cluster found under the final
+ * name is whole; two processes making it at once both succeed and one rename wins. undefined when the cache
+ * cannot be written (a read-only installation): each new data directory then runs initdb itself.
+ */
+export function pristineCluster(): Promise<string | undefined> {
+  pristine ??= (async () => {
+    const entry = require.resolve('@electric-sql/pglite');
+    const marker = `${path.sep}node_modules${path.sep}`;
+    const at = entry.indexOf(marker);
+    if (at < 0) return undefined;
+    const pkg = JSON.parse(await fs.readFile(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+    const cache = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
+    const final = path.join(cache, `pglite-${pkg.version}-${PRISTINE_FORMAT}`);
+    if (existsSync(path.join(final, SYNCED_MARK))) return final;
+    const tmp = path.join(cache, `.making-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+    try {
+      await fs.mkdir(cache, { recursive: true });
+      await (await startWorker(tmp, true)).terminate();
+      await fs.rename(tmp, final).catch(async (e) => {
+        if (!existsSync(path.join(final, SYNCED_MARK))) throw e;
+      });
+      return final;
+    } catch {
+      return undefined;
+    } finally {
+      await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    }
+  })();
+  return pristine;
+}
+/** Raised when what initdb is asked for changes (its arguments, the database the tables live in). */
+const PRISTINE_FORMAT = 1;

@@ -7,6 +7,7 @@ import { migrations as jobsMigrations } from '@gateway/jobs';
 import { migrations as mcpMigrations } from '@gateway/mcp';
 import { migrations as mediaMigrations } from '@gateway/media';
 import type { Logger } from '@gateway/service-kit';
+import { SHARED_DIR } from './early-databases';
 import { type SharedService, upgradeToSharedLayout } from './shared-layout-upgrade';
 
 export interface EmbeddedDatabases {
@@ -19,8 +20,7 @@ export interface EmbeddedDatabases {
   layout: 'postgres' | 'shared' | 'per-service';
 }
 
-/** The directory, under the data directory, of the PGlite the services other than billing share. */
-export const SHARED_DIR = 'services';
+export { SHARED_DIR } from './early-databases';
 
 /**
  * Every service's database for the embedded gateway. On PostgreSQL each gets its schema, as in the fleet. On PGlite,

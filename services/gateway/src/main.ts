@@ -1,4 +1,5 @@
 import '@gateway/service-kit/tracing-register';
+import './start-databases-early';
 import path from 'node:path';
 import { loadConfig, readEnv } from '@gateway/config';
 import { createLogger, runMain } from '@gateway/service-kit';
