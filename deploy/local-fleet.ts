@@ -54,7 +54,7 @@ const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
  * V8's young generation capped at 4 MiB a semi-space (Node 20's default: 16). The start's allocations grew it to the
  * full 2 × 16 MiB in every process, resident for as long as the process lives, while an idle service keeps a few MiB
  * of young objects: 10-20 MiB less RSS a process. `pnpm bench ab` found no loss of chat throughput through the
- * fleet (docs/benchmarks.md, 2026-11-28 08:35-09:15).
+ * fleet (docs/benchmarks.md, 2026-11-28 08:35-09:00).
  */
 const FLEET_V8_FLAGS = ['--max-semi-space-size=4'];
 
