@@ -1,4 +1,5 @@
-import { Kafka, Partitioners, logLevel, type KafkaConfig } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import type { KafkaConfig } from 'kafkajs';
 import type { EventBus, Handler, SubscribeOptions, Subscription } from './port';
 import { assertEvent } from './codec';
 import { errorMessage, guarded, logBusError, type BusErrorHandler } from './errors';
@@ -10,6 +11,10 @@ import { ProducerSession, lostSession } from './kafka-producer-session';
 import { KafkaTopics } from './kafka-topics';
 import { explainUntrustedBroker } from './kafka-tls';
 import { settleWithin } from './timing';
+
+// Required when a Kafka bus opens, not at start: a process on another bus (the local fleet's Redis Streams) would
+// hold kafkajs's ~5 MiB for nothing.
+export const kafkaJs = (): typeof KafkaJs => require('kafkajs');
 
 export interface KafkaBusOptions {
   clientId?: string;
@@ -57,6 +62,7 @@ export interface KafkaBusOptions {
  */
 export function createKafkaBus(brokers: string[], opts: KafkaBusOptions = {}): EventBus {
   if (brokers.length === 0) throw new Error('bus: kafka needs at least one broker');
+  const { Kafka, logLevel } = kafkaJs();
   return kafkaBusOn(new Kafka({ logLevel: logLevel.WARN, ...opts.kafka, brokers, clientId: opts.clientId ?? 'gateway-bus' }), opts);
 }
 
@@ -86,7 +92,7 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
   // partition producers in other languages would. A failed send ends the producer's session
   // (kafka-producer-session.ts): its sequence numbers may no longer be the broker's, and kafkajs would keep them.
   const session = new ProducerSession(
-    () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+    () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: kafkaJs().Partitioners.DefaultPartitioner }),
     (err) => onError(err, { adapter: 'kafka', action: 'none', quiet: !lostSession(err) }),
   );
   const producer = new BatchingProducer(session, () => session.connect(), opts.batch);

@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
+import type { KafkaConfig } from 'kafkajs';
+import { kafkaJs } from './kafka';
 import { defaultDeadLetterTopic } from './kafka-codec';
 
 export interface ProvisionTopicsOptions {
@@ -28,6 +29,7 @@ export function provisionedTopicNames(opts: Pick<ProvisionTopicsOptions, 'topics
  * dead letter. Topics that exist are left as they are. Resolves with the names it created.
  */
 export async function provisionKafkaTopics(brokers: string[], opts: ProvisionTopicsOptions): Promise<string[]> {
+  const { Kafka, logLevel } = kafkaJs();
   const admin = new Kafka({ logLevel: logLevel.WARN, clientId: 'gateway-provision', ...opts.kafka, brokers }).admin();
   await admin.connect();
   try {

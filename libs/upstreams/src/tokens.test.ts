@@ -1,4 +1,4 @@
-import { claimTokenWorker, countTokens, countTokensOfAll, stopTokenWorker } from './tokens';
+import { TOKEN_WORKER_IDLE_MS, claimTokenWorker, countTokens, countTokensOfAll, stopTokenWorker, tokenWorkerRunning, warmTokenizer } from './tokens';
 
 // The serving thread must never load the encoder (its tables are ~80 MiB of heap, see countTokens): this factory
 // runs only if something in this thread requires js-tiktoken. The expected counts come from the real module.
@@ -58,4 +58,71 @@ describe('token counts', () => {
     await second();
     await expect(cut).rejects.toThrow(/token counting worker exited/);
   }, 30_000);
+
+  // Fake timers stand in for the idle wait only; the counts are real round trips to the worker thread.
+  describe('the idle end', () => {
+    beforeEach(async () => {
+      await stopTokenWorker();
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    });
+    afterEach(async () => {
+      jest.useRealTimers();
+      await stopTokenWorker();
+    });
+
+    it('ends a worker that has counted nothing for the idle time, and a later count starts a new one', async () => {
+      expect(await countTokens('hello world')).toBe(2);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS - 1);
+      expect(tokenWorkerRunning()).toBe(true);
+      jest.advanceTimersByTime(1);
+      expect(tokenWorkerRunning()).toBe(false);
+      expect(await countTokens('hello world')).toBe(2);
+      expect(tokenWorkerRunning()).toBe(true);
+    }, 30_000);
+
+    it('answers a count that arrives while the ended worker is still exiting, from a new one', async () => {
+      expect(await countTokens('hello world')).toBe(2);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS);
+      // The terminate has been asked for, not yet done: this count must not go to the exiting thread.
+      const counting = countTokens('Ünïcödé 日本語 🙂');
+      expect(await counting).toBe(o200k().encode('Ünïcödé 日本語 🙂').length);
+    }, 30_000);
+
+    it('restarts the idle time at each count, and never ends a worker while a count is pending', async () => {
+      expect(await countTokens('hello world')).toBe(2);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS - 1);
+      const large = 'The quick brown fox jumps over the lazy dog. '.repeat(5_000);
+      const counting = countTokens(large);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS * 2);
+      expect(tokenWorkerRunning()).toBe(true);
+      expect(await counting).toBe(o200k().encode(large).length);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS - 1);
+      expect(tokenWorkerRunning()).toBe(true);
+      jest.advanceTimersByTime(1);
+      expect(tokenWorkerRunning()).toBe(false);
+    }, 30_000);
+
+    it('ends a worker warmed for a stream that then counted nothing; warming one near its end restarts its idle time', async () => {
+      warmTokenizer();
+      expect(tokenWorkerRunning()).toBe(true);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS - 1);
+      warmTokenizer();
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS - 1);
+      expect(tokenWorkerRunning()).toBe(true);
+      jest.advanceTimersByTime(1);
+      expect(tokenWorkerRunning()).toBe(false);
+    });
+
+    it('a claim released after the idle end has no thread left to end, and the next claim counts again', async () => {
+      const release = claimTokenWorker();
+      expect(await countTokens('hello world')).toBe(2);
+      jest.advanceTimersByTime(TOKEN_WORKER_IDLE_MS);
+      await release();
+      expect(tokenWorkerRunning()).toBe(false);
+      const again = claimTokenWorker();
+      expect(await countTokens('hello world')).toBe(2);
+      await again();
+      expect(tokenWorkerRunning()).toBe(false);
+    }, 30_000);
+  });
 });

@@ -1,15 +1,43 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-let worker: { thread: Worker; pending: Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>; next: number } | undefined;
+/**
+ * How long the worker may go without a count before it is ended. Its encoder is ~80 MiB of heap and the thread
+ * ~150 MiB of RSS in all, which only ending the thread gives back: a gateway that streamed once must not keep it for
+ * ever. Streams count at every checkpoint (seconds apart), so one running keeps it; reloading it costs the next
+ * stream's first count about a second of CPU on the other core, started as that stream opens (warmTokenizer).
+ */
+export const TOKEN_WORKER_IDLE_MS = 60_000;
 
-function tokenWorker(): NonNullable<typeof worker> {
+interface TokenWorker {
+  thread: Worker;
+  pending: Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>;
+  next: number;
+  idle?: NodeJS.Timeout;
+}
+
+let worker: TokenWorker | undefined;
+
+/** Ends `w` once it has had no count for TOKEN_WORKER_IDLE_MS; a count before then cancels this (countTokens). */
+function armIdleEnd(w: TokenWorker): void {
+  clearTimeout(w.idle);
+  w.idle = setTimeout(() => {
+    // Forgotten before it ends: a count from now on starts a new worker instead of going to one that is ending.
+    if (worker === w) worker = undefined;
+    void w.thread.terminate();
+  }, TOKEN_WORKER_IDLE_MS);
+  // The timer must not keep alive a process that has nothing else to do, no more than the idle thread does.
+  w.idle.unref();
+}
+
+function tokenWorker(): TokenWorker {
   if (worker) return worker;
   const thread = new Worker(path.join(__dirname, 'tokens-worker.js'));
   // Idle, it must not keep a process alive that has nothing else to do; counting, it must (see countTokens).
   thread.unref();
-  const w = { thread, pending: new Map(), next: 0 };
+  const w: TokenWorker = { thread, pending: new Map(), next: 0 };
   const failAll = (e: Error) => {
+    clearTimeout(w.idle);
     for (const p of w.pending.values()) p.reject(e);
     w.pending.clear();
     if (worker === w) worker = undefined;
@@ -17,21 +45,33 @@ function tokenWorker(): NonNullable<typeof worker> {
   thread.on('message', (m: { id: number; count?: number; error?: string }) => {
     const p = w.pending.get(m.id);
     w.pending.delete(m.id);
-    if (w.pending.size === 0) thread.unref();
+    if (w.pending.size === 0) {
+      thread.unref();
+      armIdleEnd(w);
+    }
     if (m.error !== undefined || m.count === undefined) p?.reject(new Error(`token count failed: ${m.error}`));
     else p?.resolve(m.count);
   });
   thread.on('error', failAll);
   thread.on('exit', () => failAll(new Error('the token counting worker exited')));
   worker = w;
+  // Started by warmTokenizer for a stream that then counts nothing, it ends all the same.
+  armIdleEnd(w);
   return w;
+}
+
+/** Whether a counting worker runs now (tests: the idle end, the restart). */
+export function tokenWorkerRunning(): boolean {
+  return worker !== undefined;
 }
 
 /** Ends the counting worker, if one runs; the counts it still held fail. */
 export async function stopTokenWorker(): Promise<void> {
   const w = worker;
   worker = undefined;
-  await w?.thread.terminate();
+  if (!w) return;
+  clearTimeout(w.idle);
+  await w.thread.terminate();
 }
 
 let claims = 0;
@@ -65,6 +105,7 @@ export function countTokens(text: string): Promise<number> {
   if (!text) return Promise.resolve(0);
   const w = tokenWorker();
   const id = w.next++;
+  clearTimeout(w.idle);
   if (w.pending.size === 0) w.thread.ref();
   return new Promise((resolve, reject) => {
     w.pending.set(id, { resolve, reject });
@@ -79,10 +120,13 @@ export async function countTokensOfAll(texts: readonly string[]): Promise<number
 }
 
 /**
- * Starts the worker, which loads the encoder (over a second of CPU) on the other core. The fleet's text service calls
- * it before it listens; the embedded gateway, lighter idle, when a stream opens, so that stream's first checkpoint
- * does not wait for the load. Otherwise the first count starts it.
+ * Starts the worker, if none runs, which loads the encoder (over a second of CPU) on the other core. Called when a
+ * stream opens (both run modes), so that stream's first checkpoint does not wait for the load; nothing loads it at
+ * start, so an idle process holds none of it. Otherwise the first count starts it. Unused, it ends after
+ * TOKEN_WORKER_IDLE_MS.
  */
 export function warmTokenizer(): void {
-  tokenWorker();
+  const w = tokenWorker();
+  // A worker near its idle end would end under this stream, and its first checkpoint wait for a new one's load.
+  if (w.pending.size === 0) armIdleEnd(w);
 }

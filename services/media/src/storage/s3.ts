@@ -1,14 +1,11 @@
 import { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { checkKey, type MediaStorage } from './port';
+
+// Required when an S3 storage opens, not at start: the SDK is about 10 MiB of RSS that a media process on local
+// storage (the local fleet's) would hold for nothing.
+const s3Sdk = (): typeof S3Sdk => require('@aws-sdk/client-s3');
 
 export interface S3StorageOptions {
   /** MEDIA_S3_BUCKET. */
@@ -32,6 +29,7 @@ export type S3Storage = MediaStorage & {
 
 /** Media bytes as objects of one S3 bucket: the fleet's storage, shared by every media replica. */
 export function s3Storage(opts: S3StorageOptions): S3Storage {
+  const { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } = s3Sdk();
   const client = new S3Client({
     endpoint: opts.endpoint,
     // S3-compatible stores ignore the region but the SDK refuses to sign without one.
@@ -78,4 +76,4 @@ export function s3Storage(opts: S3StorageOptions): S3Storage {
   };
 }
 
-const isNotFound = (e: unknown) => e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404;
+const isNotFound = (e: unknown) => e instanceof s3Sdk().S3ServiceException && e.$metadata.httpStatusCode === 404;
