@@ -50,13 +50,6 @@ import { ensureGatewayTopics } from './kafka/topics';
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway_fleet';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-/**
- * V8's young generation capped at 4 MiB a semi-space (Node 20's default: 16). The start's allocations grew it to the
- * full 2 × 16 MiB in every process, resident for as long as the process lives, while an idle service keeps a few MiB
- * of young objects: 10-20 MiB less RSS a process. `pnpm bench ab` found no loss of chat throughput through the
- * fleet (docs/benchmarks.md, 2026-11-28 08:35-09:00).
- */
-const FLEET_V8_FLAGS = ['--max-semi-space-size=4'];
 
 export interface FleetOptions {
   /** The edge's port; the services take theirs at the service table's offsets from it. */
@@ -350,7 +343,7 @@ export async function startFleet(opts: FleetOptions = {}): Promise<Fleet> {
     // The container's command (node running the bundle: libs/topology/src/commands.ts), with this node binary: a
     // signal reaches the service itself, and a SIGKILL leaves no orphan behind.
     const [, ...args] = serviceCommand(service, from);
-    const child = spawn(process.execPath, [...FLEET_V8_FLAGS, ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...common, PORT: String(listen.port), HOST: listen.host, METRICS_PORT: String(metricsPort), [PORT_HANDOFF_ENV]: '1' },
       stdio: ['ignore', out, out, 'ipc'],
