@@ -79,7 +79,6 @@ export async function openAccount(token: string, id: string): Promise<void> {
   );
 }
 
-/** Runs one admin action; a refusal shows its envelope's message, and the account is read again either way. */
 /**
  * An action on the open account, then the account read again either way; the action's refusal is what shows, unless
  * the read fails too. A refused token (401) from either goes back to the sign-in form, as every section's does.
