@@ -8,24 +8,33 @@ const path = require('node:path');
 const SYNCED_MARK = 'gateway-synced';
 
 /**
+ * The files and directories under `root`, relative to it, each directory after everything in it (deepest first).
+ * A file named `skip` at the top is left out.
+ */
+function listTree(root, skip) {
+  const files = [];
+  const dirs = [];
+  (function walk(rel) {
+    for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const child = path.join(rel, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile() && !(rel === '' && entry.name === skip)) files.push(child);
+    }
+    dirs.push(rel);
+  })('');
+  return { files, dirs };
+}
+
+/**
  * Every file and directory under `dir` synced, each directory after everything in it. The fsyncs run on libuv's
  * thread pool, SYNC_PARALLEL at a time: a new cluster is about 1,000 files, and one after the other each waits for
  * its own journal commit (on ext4 several hundred ms for the lot), while the file system folds concurrent ones into
  * fewer commits. Each file still gets its own fsync, with its own error: nothing is marked synced unless all were.
  */
 async function syncTree(dir) {
-  const files = [];
-  const dirs = [];
-  (function walk(d) {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      const full = path.join(d, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.push(full);
-    }
-    dirs.push(d); // after its subdirectories: deepest first
-  })(dir);
-  await inParallel(files, syncPathAsync);
-  await inParallel(dirs, syncPathAsync);
+  const { files, dirs } = listTree(dir);
+  await inParallel(files, (rel) => syncPathAsync(path.join(dir, rel)));
+  await inParallel(dirs, (rel) => syncPathAsync(path.join(dir, rel)));
 }
 const SYNC_PARALLEL = 16;
 
@@ -53,26 +62,23 @@ async function syncPathAsync(file) {
  * Started before PGlite is required: the copies and fsyncs run on the thread pool while this thread loads it.
  */
 async function copyCluster(from, to) {
-  const files = [];
-  const dirs = [];
-  (function walk(rel) {
-    fs.mkdirSync(path.join(to, rel), { recursive: true });
-    for (const entry of fs.readdirSync(path.join(from, rel), { withFileTypes: true })) {
-      const child = path.join(rel, entry.name);
-      if (entry.isDirectory()) walk(child);
-      else if (entry.isFile() && !(rel === '' && entry.name === SYNCED_MARK)) files.push(child);
-    }
-    dirs.push(rel);
-  })('');
+  const { files, dirs } = listTree(from, SYNCED_MARK);
+  // Parents before their children: the listing has each directory after everything in it.
+  for (const rel of [...dirs].reverse()) fs.mkdirSync(path.join(to, rel), { recursive: true });
   await inParallel(files, async (rel) => {
     await fs.promises.copyFile(path.join(from, rel), path.join(to, rel));
     await syncPathAsync(path.join(to, rel));
   });
   await inParallel(dirs, (rel) => syncPathAsync(path.join(to, rel)));
-  const mark = path.join(to, SYNCED_MARK);
-  await fs.promises.writeFile(mark, `${new Date().toISOString()} copied from ${from}\n`);
+  await markSynced(to, `copied from ${from}`);
+}
+
+/** The synced mark written and synced, then its directory: the last step of making a data directory durable. */
+async function markSynced(dir, how) {
+  const mark = path.join(dir, SYNCED_MARK);
+  await fs.promises.writeFile(mark, `${new Date().toISOString()}${how ? ` ${how}` : ''}\n`);
   await syncPathAsync(mark);
-  await syncPathAsync(to);
+  await syncPathAsync(dir);
 }
 const copying = workerData.copyFrom ? copyCluster(workerData.copyFrom, workerData.dir) : undefined;
 copying?.catch(() => undefined); // awaited before the database opens, where its failure is reported
@@ -180,9 +186,7 @@ async function openDurable(dir) {
   if (!fs.existsSync(mark)) {
     await pg.exec('CHECKPOINT');
     await syncTree(dir);
-    fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
-    syncPath(mark);
-    syncPath(dir);
+    await markSynced(dir);
   }
   return pg;
 }
