@@ -7,7 +7,7 @@ import { migrations as jobsMigrations } from '@gateway/jobs';
 import { migrations as mcpMigrations } from '@gateway/mcp';
 import { migrations as mediaMigrations } from '@gateway/media';
 import type { Logger } from '@gateway/service-kit';
-import { SHARED_DIR } from './early-databases';
+import { SHARED_DIR, SHARED_SERVICES } from './early-databases';
 import { type SharedService, upgradeToSharedLayout } from './shared-layout-upgrade';
 
 export interface EmbeddedDatabases {
@@ -33,12 +33,14 @@ export { SHARED_DIR } from './early-databases';
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
-  const sharing: SharedService[] = [
-    { name: 'media', migrations: mediaMigrations },
-    { name: 'jobs', migrations: jobsMigrations },
-    { name: 'catalogue', migrations: catalogueMigrations },
-    { name: 'mcp', migrations: mcpMigrations },
-  ];
+  const migrationsOf: Record<(typeof SHARED_SERVICES)[number], SharedService['migrations']> = {
+    media: mediaMigrations,
+    jobs: jobsMigrations,
+    catalogue: catalogueMigrations,
+    mcp: mcpMigrations,
+  };
+  // In SHARED_SERVICES's order, which the destructuring below relies on.
+  const sharing: SharedService[] = SHARED_SERVICES.map((name) => ({ name, migrations: migrationsOf[name] }));
   let perService = false;
   if (!opts.databaseUrl && dataDir !== undefined) {
     try {
