@@ -50,3 +50,26 @@ export function busView(f: FaultFleet): BusView {
     },
   };
 }
+
+/**
+ * The members of a Kafka fleet's consumer groups (those named with its prefix), by group, as the coordinator lists
+ * them: a member id per consumer that has joined. Read with the test's own admin client, which it closes.
+ */
+export async function kafkaGroupMembers(f: FaultFleet): Promise<Record<string, string[]>> {
+  if (!f.kafka) throw new Error('kafkaGroupMembers: this fleet runs on Redis Streams');
+  const { prefix, brokers } = f.kafka;
+  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'fault-test', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const ids = (await admin.listGroups()).groups
+      .map((g) => g.groupId)
+      .filter((id) => id.startsWith(prefix))
+      .sort();
+    const { groups } = await admin.describeGroups(ids);
+    // In the order of `ids`, so two reads of the same groups compare equal whatever order the coordinator answers in.
+    const memberIds = (id: string) => (groups.find((g) => g.groupId === id)?.members ?? []).map((m) => m.memberId).sort();
+    return Object.fromEntries(ids.map((id) => [id.slice(prefix.length), memberIds(id)]));
+  } finally {
+    await admin.disconnect();
+  }
+}
