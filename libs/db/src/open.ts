@@ -3,6 +3,7 @@ import type { Db } from './db';
 import { ensureSchema, openPg } from './pg';
 import { openPglite, type PgliteHost } from './pglite';
 import { migrate, missingMigrations, type Migration } from './migrate';
+import { serviceSeed } from './seeds';
 
 /** A fleet service whose schema is behind what it needs, after waiting for the migration Job. */
 export class SchemaBehindError extends Error {
@@ -51,7 +52,7 @@ export async function openServiceDb(service: string, migrations: Migration[], op
   } else if (opts.pglite) {
     db = await opts.pglite.schema(service);
   } else {
-    db = await openPglite(opts.dataDir ? path.join(opts.dataDir, service) : undefined);
+    db = await openPglite(opts.dataDir ? path.join(opts.dataDir, service) : undefined, serviceSeed(service, migrations));
   }
   await migrate(db, service, migrations);
   return db;

@@ -238,6 +238,8 @@ async function openDurable(dir) {
         return null;
       case 'close':
         await pg.close();
+        // A seed (pglite.ts, seededCluster) is kept only once every file its shutdown left has reached the disk.
+        if (msg.syncTree) await syncTree(workerData.dir);
         return null;
     }
     throw new Error(`unknown op ${msg.op}`);

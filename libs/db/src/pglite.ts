@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -27,8 +27,8 @@ export interface PgliteHost {
  * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests). The worker ends when the last schema
  * opened on it is closed.
  */
-export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
-  const conn = await connection(dir);
+export async function openPgliteHost(dir?: string, seed?: PgliteSeed): Promise<PgliteHost> {
+  const conn = await connection(dir, seed);
   return {
     async schema(name) {
       if (!SCHEMA_NAME.test(name)) throw new Error(`bad schema name ${name}`);
@@ -40,8 +40,23 @@ export async function openPgliteHost(dir?: string): Promise<PgliteHost> {
 }
 
 /** A PGlite of one's own, its tables in the default schema. */
-export async function openPglite(dir?: string): Promise<Db> {
-  return (await connection(dir)).view(undefined);
+export async function openPglite(dir?: string, seed?: PgliteSeed): Promise<Db> {
+  return (await connection(dir, seed)).view(undefined);
+}
+
+/**
+ * What a new data directory starts as, beyond an empty cluster: the tables its services' migrations create, made
+ * once into a cluster kept beside the pristine one and copied like it, so a first start runs no migration (about a
+ * second of the PGlite thread's core for the embedded gateway's two). The migrations still run at every start and
+ * find everything applied; a seed only saves doing it again on every new directory.
+ */
+export interface PgliteSeed {
+  /** Which database this is the seed of ("billing", "services"): the cache keeps the newest seed of each name. */
+  name: string;
+  /** Everything `fill` depends on (the migrations' ids and SQL): another key makes another seed. */
+  key: string;
+  /** Creates the tables on a new cluster, through `db` (the default schema, or a named one it creates). */
+  fill(db: (schema?: string) => Promise<Db>): Promise<void>;
 }
 
 const early = new Map<string, ReturnType<typeof connect>>();
@@ -49,49 +64,61 @@ const early = new Map<string, ReturnType<typeof connect>>();
  * Starts the PGlite on `dir` now, for the openPglite or openPgliteHost of that directory to come (the embedded
  * gateway's main starts its databases before the rest of its code loads). A failure surfaces there.
  */
-export function prestartPglite(dir: string): void {
+export function prestartPglite(dir: string, seed?: PgliteSeed): void {
   const key = path.resolve(dir);
   if (early.has(key)) return;
-  const started = connect(key);
+  const started = connect(key, seed);
   started.catch(() => undefined);
   early.set(key, started);
 }
 
 /** The PGlite prestarted on `dir`, taken once, or a new one. */
-function connection(dir: string | undefined): ReturnType<typeof connect> {
+function connection(dir: string | undefined, seed: PgliteSeed | undefined): ReturnType<typeof connect> {
   const key = dir && path.resolve(dir);
   const started = key ? early.get(key) : undefined;
-  if (!key || !started) return connect(dir);
+  if (!key || !started) return connect(dir, seed);
   early.delete(key);
   return started;
 }
 
 /**
- * A PGlite worker thread, once its database has started (or, `initOnly`, once it has made and closed one). With
- * `copyFrom`, the thread first copies that pristine cluster into `dir` (pglite-worker.js, copyCluster).
+ * A PGlite worker thread, spawned at once; `ready` settles once its database has started (or, `initOnly`, once it
+ * has made and closed one). With `copyFrom`, the thread first copies that cluster into `dir` (pglite-worker.js,
+ * copyCluster). Synchronous up to the spawn, so a database prestarted while the gateway's modules load starts then,
+ * not after them (an await would wait for the whole bundle to finish loading).
  */
-async function startWorker(dir: string | undefined, initOnly = false, copyFrom?: string): Promise<Worker> {
+function spawnWorker(dir: string | undefined, initOnly = false, copyFrom?: string): { worker: Worker; ready: Promise<Worker> } {
   const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), {
-    workerData: { dir, initOnly, wasmModule: await pgliteModule(), copyFrom },
+    workerData: { dir, initOnly, wasmModule: pgliteModule(), copyFrom },
   });
-  await new Promise<void>((resolve, reject) => {
+  const ready = new Promise<Worker>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { ready: boolean; error?: string }) =>
-      m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
+      m.ready ? resolve(worker) : reject(new Error(`PGlite failed to start: ${m.error}`)),
     );
   });
-  return worker;
+  return { worker, ready };
 }
 
-async function connect(dir: string | undefined) {
-  // A new data directory is a copy of the pristine cluster, made by the thread that then serves it; initdb only when
-  // there is none, in a thread of its own: it grows the heap by several hundred MiB never given back.
-  let copyFrom: string | undefined;
-  if (dir && !existsSync(path.join(dir, 'PG_VERSION'))) {
-    copyFrom = await pristineCluster().catch(() => undefined);
-    if (!copyFrom) await (await startWorker(dir, true)).terminate();
-  }
-  const worker = await startWorker(dir, false, copyFrom);
+/**
+ * The worker of `dir`, its database started. A new data directory is a copy of its seed or of the pristine cluster,
+ * made by the thread that then serves it; initdb only when there is neither, in a thread of its own: it grows the
+ * heap by several hundred MiB never given back. Clusters already in the cache are found without an await.
+ */
+function startWorker(dir: string | undefined, seed: PgliteSeed | undefined, copyFrom: string | undefined): Promise<Worker> {
+  if (!dir || copyFrom || existsSync(path.join(dir, 'PG_VERSION'))) return spawnWorker(dir, false, copyFrom).ready;
+  // A seed not yet made is made now (once per set of migrations), rather than copying the pristine cluster.
+  const cached = seed ? cachedCluster(seedPath(seed)) : cachedCluster(pristinePath());
+  if (cached) return spawnWorker(dir, false, cached).ready;
+  return (async () => {
+    const from = (seed && (await seededCluster(seed).catch(() => undefined))) || (await pristineCluster().catch(() => undefined));
+    if (!from) await (await spawnWorker(dir, true).ready).terminate();
+    return spawnWorker(dir, false, from).ready;
+  })();
+}
+
+async function connect(dir: string | undefined, seed?: PgliteSeed, copyFrom?: string) {
+  const worker = await startWorker(dir, seed, copyFrom);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
@@ -164,30 +191,138 @@ async function connect(dir: string | undefined) {
       },
     };
   }
-  return { view };
+  /** Ends the thread once PGlite has shut down cleanly and every file of its directory has been synced. */
+  async function closeSynced(): Promise<void> {
+    ended = true;
+    await send({ op: 'close', syncTree: true });
+    await worker.terminate();
+  }
+  return { view, closeSynced };
 }
 
-let compiling: Promise<WebAssembly.Module | undefined> | undefined;
+let compiled: { module: WebAssembly.Module | undefined } | undefined;
 /**
  * PGlite's WebAssembly, compiled once per process and handed to every worker (a compiled module crosses to a
- * worker thread without being compiled again): the embedded gateway opens one database per service, and each
- * would otherwise compile the same 10 MB module. Should the file not be where this PGlite keeps it, each worker
- * compiles its own, as PGlite does by default.
+ * worker thread without being compiled again, and its code is shared). Compiled synchronously (about 90 ms): the
+ * prestarted databases need it before the gateway's modules have loaded, when no promise could settle. Should the
+ * file not be where this PGlite keeps it, each worker compiles its own, as PGlite does by default.
  */
-function pgliteModule(): Promise<WebAssembly.Module | undefined> {
-  compiling ??= (async () => {
+function pgliteModule(): WebAssembly.Module | undefined {
+  compiled ??= (() => {
     try {
       const file = path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
-      return await WebAssembly.compile(await fs.readFile(file));
+      return { module: new WebAssembly.Module(readFileSync(file)) };
     } catch {
-      return undefined;
+      return { module: undefined };
     }
   })();
-  return compiling;
+  return compiled.module;
 }
 
 /** pglite-worker.js's mark: written once every file of the data directory has been synced. */
 const SYNCED_MARK = 'gateway-synced';
+
+let cacheInfo: { dir: string; version: string } | null | undefined;
+/** The cache of pristine and seeded clusters, and the installed PGlite's version; null when it has no place. */
+function clusterCache(): { dir: string; version: string } | null {
+  cacheInfo ??= findClusterCache();
+  return cacheInfo;
+}
+
+/** Beside the installed PGlite, under node_modules/.cache, unless GATEWAY_PGLITE_CACHE says where. */
+function findClusterCache(): { dir: string; version: string } | null {
+  const entry = require.resolve('@electric-sql/pglite');
+  const marker = `${path.sep}node_modules${path.sep}`;
+  const at = entry.indexOf(marker);
+  if (at < 0) return null;
+  const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+  const dir = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
+  return { dir, version: pkg.version };
+}
+
+/** Where the pristine cluster of the installed PGlite is kept (whether made yet or not). */
+function pristinePath(): string | undefined {
+  const cache = clusterCache();
+  return cache ? path.join(cache.dir, `pglite-${cache.version}-${PRISTINE_FORMAT}`) : undefined;
+}
+
+/** Where `seed`'s cluster is kept: its name, then a hash of its key. */
+function seedPath(seed: PgliteSeed): string | undefined {
+  const base = pristinePath();
+  return base && `${base}-seed-${seed.name}-${crypto.createHash('sha256').update(seed.key).digest('hex').slice(0, 16)}`;
+}
+
+/** `dir` when a whole cluster is there (its synced mark is written last). */
+const cachedCluster = (dir: string | undefined) => (dir && existsSync(path.join(dir, SYNCED_MARK)) ? dir : undefined);
+
+/**
+ * Makes a cluster under the cache's temporary name with `make`, then renames it to `final`: a cluster found under
+ * its final name is whole. Two processes making it at once both succeed and one rename wins.
+ */
+async function madeOnce(cache: string, final: string, make: (tmp: string) => Promise<void>): Promise<string> {
+  const tmp = path.join(cache, `.making-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+  try {
+    await fs.mkdir(cache, { recursive: true });
+    await make(tmp);
+    await fs.rename(tmp, final).catch(async (e) => {
+      if (!existsSync(path.join(final, SYNCED_MARK))) throw e;
+    });
+    return final;
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+const seeds = new Map<string, Promise<string | undefined>>();
+/**
+ * The seeded cluster of `seed`: the pristine cluster copied, started, filled (its migrations), shut down cleanly and
+ * synced, kept in the cache under its name and a hash of its key. Older seeds of the same name (migrations since
+ * added) are removed once the new one is in place. undefined when there is no pristine cluster to start from.
+ */
+export function seededCluster(seed: PgliteSeed): Promise<string | undefined> {
+  const id = `${seed.name}\n${seed.key}`;
+  let made = seeds.get(id);
+  if (!made) {
+    made = (async () => {
+      const cache = clusterCache();
+      const final = seedPath(seed);
+      const base = await pristineCluster();
+      if (!cache || !final || !base) return undefined;
+      if (cachedCluster(final)) return final;
+      await madeOnce(cache.dir, final, async (tmp) => {
+        const conn = await connect(tmp, undefined, base);
+        try {
+          await seed.fill(async (schema) => {
+            if (schema && !SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
+            const db = conn.view(schema);
+            if (schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+            return db;
+          });
+        } finally {
+          await conn.closeSynced();
+        }
+      });
+      await removeStaleSeeds(cache.dir, `${path.basename(base)}-seed-${seed.name}-`, final);
+      return final;
+    })();
+    seeds.set(id, made);
+  }
+  return made;
+}
+
+/**
+ * Seeds of the same name that other migrations made, once an hour old: a gateway of the older code may still be
+ * copying one (a checkout running while its migrations are edited), and none is needed again by this code.
+ */
+async function removeStaleSeeds(cache: string, prefix: string, keep: string): Promise<void> {
+  for (const name of await fs.readdir(cache)) {
+    const dir = path.join(cache, name);
+    if (!name.startsWith(prefix) || dir === keep) continue;
+    const { mtimeMs } = await fs.stat(dir).catch(() => ({ mtimeMs: Date.now() }));
+    if (Date.now() - mtimeMs > STALE_SEED_MS) await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+const STALE_SEED_MS = 3_600_000;
 
 let pristine: Promise<string | undefined> | undefined;
 /**
@@ -199,27 +334,13 @@ let pristine: Promise<string | undefined> | undefined;
  */
 export function pristineCluster(): Promise<string | undefined> {
   pristine ??= (async () => {
-    const entry = require.resolve('@electric-sql/pglite');
-    const marker = `${path.sep}node_modules${path.sep}`;
-    const at = entry.indexOf(marker);
-    if (at < 0) return undefined;
-    const pkg = JSON.parse(await fs.readFile(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
-    const cache = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
-    const final = path.join(cache, `pglite-${pkg.version}-${PRISTINE_FORMAT}`);
-    if (existsSync(path.join(final, SYNCED_MARK))) return final;
-    const tmp = path.join(cache, `.making-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
-    try {
-      await fs.mkdir(cache, { recursive: true });
-      await (await startWorker(tmp, true)).terminate();
-      await fs.rename(tmp, final).catch(async (e) => {
-        if (!existsSync(path.join(final, SYNCED_MARK))) throw e;
-      });
-      return final;
-    } catch {
-      return undefined;
-    } finally {
-      await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    }
+    const cache = clusterCache();
+    const final = pristinePath();
+    if (!cache || !final) return undefined;
+    if (cachedCluster(final)) return final;
+    return madeOnce(cache.dir, final, async (tmp) => {
+      await (await spawnWorker(tmp, true).ready).terminate();
+    }).catch(() => undefined);
   })();
   return pristine;
 }

@@ -1,13 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { migrations as billingMigrations } from '@gateway/billing';
-import { migrations as catalogueMigrations } from '@gateway/catalogue';
 import { openPgliteHost, openServiceDb, type Db } from '@gateway/db';
-import { migrations as jobsMigrations } from '@gateway/jobs';
-import { migrations as mcpMigrations } from '@gateway/mcp';
-import { migrations as mediaMigrations } from '@gateway/media';
 import type { Logger } from '@gateway/service-kit';
-import { SHARED_DIR, SHARED_SERVICES } from './early-databases';
+import { billingMigrations, SHARED_DIR, SHARED_SERVICES, sharedDbSeed } from './early-databases';
 import { type SharedService, upgradeToSharedLayout } from './shared-layout-upgrade';
 
 export interface EmbeddedDatabases {
@@ -33,14 +28,8 @@ export { SHARED_DIR } from './early-databases';
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
-  const migrationsOf: Record<(typeof SHARED_SERVICES)[number], SharedService['migrations']> = {
-    media: mediaMigrations,
-    jobs: jobsMigrations,
-    catalogue: catalogueMigrations,
-    mcp: mcpMigrations,
-  };
   // In SHARED_SERVICES's order, which the destructuring below relies on.
-  const sharing: SharedService[] = SHARED_SERVICES.map((name) => ({ name, migrations: migrationsOf[name] }));
+  const sharing = [...SHARED_SERVICES];
   let perService = false;
   if (!opts.databaseUrl && dataDir !== undefined) {
     try {
@@ -54,7 +43,7 @@ export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDi
       );
     }
   }
-  const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR));
+  const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR), sharedDbSeed());
   const open = async (s: SharedService) => openServiceDb(s.name, s.migrations, { ...opts, pglite: await host });
   // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side.
   const [billing, media, jobs, catalogue, mcp] = await Promise.all([openServiceDb('billing', billingMigrations, opts), ...sharing.map(open)]);

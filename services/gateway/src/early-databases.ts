@@ -1,12 +1,31 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { migrations as billingMigrations } from '@gateway/billing/migrations';
+import { migrations as catalogueMigrations } from '@gateway/catalogue/migrations';
 import { readEnv } from '@gateway/config';
-import { prestartPglite } from '@gateway/db';
+import { prestartPglite, serviceSeed, sharedSeed } from '@gateway/db';
+import { migrations as jobsMigrations } from '@gateway/jobs/migrations';
+import { migrations as mcpMigrations } from '@gateway/mcp/migrations';
+import { migrations as mediaMigrations } from '@gateway/media/migrations';
+import type { SharedService } from './shared-layout-upgrade';
 
 /** The directory, under the data directory, of the PGlite the services other than billing share. */
 export const SHARED_DIR = 'services';
-/** The services on the shared PGlite, each once in a PGlite of its own under `<data dir>/<name>`. */
-export const SHARED_SERVICES = ['media', 'jobs', 'catalogue', 'mcp'] as const;
+/** The services on the shared PGlite with their migrations, each once in a PGlite of its own under `<data dir>/<name>`. */
+export const SHARED_SERVICES: readonly SharedService[] = [
+  { name: 'media', migrations: mediaMigrations },
+  { name: 'jobs', migrations: jobsMigrations },
+  { name: 'catalogue', migrations: catalogueMigrations },
+  { name: 'mcp', migrations: mcpMigrations },
+];
+export { billingMigrations };
+
+/**
+ * What a new data directory's two PGlites are copied from: clusters with every migration applied (libs/db
+ * seededCluster), so the first start only checks them. The same seeds whether a database starts early or not.
+ */
+export const billingSeed = () => serviceSeed('billing', billingMigrations);
+export const sharedDbSeed = () => sharedSeed(SHARED_DIR, [...SHARED_SERVICES]);
 
 /**
  * `pnpm start`'s PGlites, started before the rest of the gateway's code loads: main.ts imports start-databases-early.ts second, so each
@@ -25,7 +44,7 @@ export function startDatabasesEarly(): void {
   }
   if (env.DATABASE_URL) return;
   const dataDir = path.resolve(env.GATEWAY_DATA_DIR);
-  if (SHARED_SERVICES.some((s) => fs.existsSync(path.join(dataDir, s)))) return;
-  prestartPglite(path.join(dataDir, 'billing'));
-  prestartPglite(path.join(dataDir, SHARED_DIR));
+  if (SHARED_SERVICES.some((s) => fs.existsSync(path.join(dataDir, s.name)))) return;
+  prestartPglite(path.join(dataDir, 'billing'), billingSeed());
+  prestartPglite(path.join(dataDir, SHARED_DIR), sharedDbSeed());
 }
