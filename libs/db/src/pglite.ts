@@ -229,15 +229,22 @@ function clusterCache(): { dir: string; version: string } | null {
   return cacheInfo;
 }
 
-/** Beside the installed PGlite, under node_modules/.cache, unless GATEWAY_PGLITE_CACHE says where. */
+/**
+ * Beside the installed PGlite, under node_modules/.cache, unless GATEWAY_PGLITE_CACHE says where. null when PGlite's
+ * own files cannot be read: a new directory then runs initdb, as without a cache, rather than fail the start.
+ */
 function findClusterCache(): { dir: string; version: string } | null {
-  const entry = require.resolve('@electric-sql/pglite');
-  const marker = `${path.sep}node_modules${path.sep}`;
-  const at = entry.indexOf(marker);
-  if (at < 0) return null;
-  const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
-  const dir = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
-  return { dir, version: pkg.version };
+  try {
+    const entry = require.resolve('@electric-sql/pglite');
+    const marker = `${path.sep}node_modules${path.sep}`;
+    const at = entry.indexOf(marker);
+    if (at < 0) return null;
+    const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+    const dir = process.env.GATEWAY_PGLITE_CACHE ?? path.join(entry.slice(0, at + marker.length), '.cache', 'gateway-pglite');
+    return { dir, version: pkg.version };
+  } catch {
+    return null;
+  }
 }
 
 /** Where the pristine cluster of the installed PGlite is kept (whether made yet or not). */
