@@ -53,7 +53,7 @@ export async function openPglite(dir?: string, seed?: PgliteSeed): Promise<Db> {
 export interface PgliteSeed {
   /** Which database this is the seed of ("billing", "services"): the cache keeps the newest seed of each name. */
   name: string;
-  /** Everything `fill` depends on (the migrations' ids and SQL): another key makes another seed. */
+  /** A digest (hex) of everything `fill` depends on (the migrations' ids and SQL): another key makes another seed. */
   key: string;
   /** Creates the tables on a new cluster, through `db` (the default schema, or a named one it creates). */
   fill(db: (schema?: string) => Promise<Db>): Promise<void>;
@@ -253,10 +253,16 @@ function pristinePath(): string | undefined {
   return cache ? path.join(cache.dir, `pglite-${cache.version}-${PRISTINE_FORMAT}`) : undefined;
 }
 
-/** Where `seed`'s cluster is kept: its name, then a hash of its key. */
-function seedPath(seed: PgliteSeed): string | undefined {
+/** Where the seeds of `name` are kept: beside the pristine cluster, each under this prefix and its key. */
+function seedPrefix(name: string): string | undefined {
   const base = pristinePath();
-  return base && `${base}-seed-${seed.name}-${crypto.createHash('sha256').update(seed.key).digest('hex').slice(0, 16)}`;
+  return base && `${base}-seed-${name}-`;
+}
+
+/** Where `seed`'s cluster is kept. */
+function seedPath(seed: PgliteSeed): string | undefined {
+  const prefix = seedPrefix(seed.name);
+  return prefix && `${prefix}${seed.key.slice(0, 16)}`;
 }
 
 /** `dir` when a whole cluster is there (its synced mark is written last). */
@@ -309,7 +315,7 @@ export function seededCluster(seed: PgliteSeed): Promise<string | undefined> {
           await conn.closeSynced();
         }
       });
-      await removeStaleSeeds(cache.dir, `${path.basename(base)}-seed-${seed.name}-`, final);
+      await removeStaleSeeds(final, seedPrefix(seed.name) as string);
       return final;
     })();
     seeds.set(id, made);
@@ -321,10 +327,11 @@ export function seededCluster(seed: PgliteSeed): Promise<string | undefined> {
  * Seeds of the same name that other migrations made, once an hour old: a gateway of the older code may still be
  * copying one (a checkout running while its migrations are edited), and none is needed again by this code.
  */
-async function removeStaleSeeds(cache: string, prefix: string, keep: string): Promise<void> {
+async function removeStaleSeeds(keep: string, prefix: string): Promise<void> {
+  const cache = path.dirname(prefix);
   for (const name of await fs.readdir(cache)) {
     const dir = path.join(cache, name);
-    if (!name.startsWith(prefix) || dir === keep) continue;
+    if (!dir.startsWith(prefix) || dir === keep) continue;
     const { mtimeMs } = await fs.stat(dir).catch(() => ({ mtimeMs: Date.now() }));
     if (Date.now() - mtimeMs > STALE_SEED_MS) await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }

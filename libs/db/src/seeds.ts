@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { type Migration, migrate } from './migrate';
 import type { PgliteSeed } from './pglite';
 
@@ -13,7 +14,7 @@ export function serviceSeed(service: string, migrations: Migration[]): PgliteSee
 }
 
 /** The seed of a PGlite that several services share, a schema each (openPgliteHost), named after its directory. */
-export function sharedSeed(name: string, services: { name: string; migrations: Migration[] }[]): PgliteSeed {
+export function sharedSeed(name: string, services: readonly { name: string; migrations: Migration[] }[]): PgliteSeed {
   return {
     name,
     key: seedKey(services),
@@ -23,6 +24,9 @@ export function sharedSeed(name: string, services: { name: string; migrations: M
   };
 }
 
-/** Everything a migration run depends on: which schemas, and each migration's id, SQL and version. */
-const seedKey = (services: { name: string; migrations: Migration[] }[]) =>
-  JSON.stringify(services.map((s) => [s.name, s.migrations.map((m) => [m.id, m.sql, m.repeatable ?? false, m.version ?? 0])]));
+/** A digest of everything a migration run depends on: which schemas, and each migration's id, SQL and version. */
+const seedKey = (services: readonly { name: string; migrations: Migration[] }[]) =>
+  crypto
+    .createHash('sha256')
+    .update(JSON.stringify(services.map((s) => [s.name, s.migrations.map((m) => [m.id, m.sql, m.repeatable ?? false, m.version ?? 0])])))
+    .digest('hex');

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { migrations as billingMigrations } from '@gateway/billing/migrations';
 import { openPgliteHost, openServiceDb, type Db } from '@gateway/db';
 import type { Logger } from '@gateway/service-kit';
-import { billingMigrations, SHARED_DIR, SHARED_SERVICES, sharedDbSeed } from './early-databases';
+import { SHARED_DIR, SHARED_SERVICES, sharedDbSeed } from './early-databases';
 import { type SharedService, upgradeToSharedLayout } from './shared-layout-upgrade';
 
 export interface EmbeddedDatabases {
@@ -28,12 +29,10 @@ export { SHARED_DIR } from './early-databases';
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
-  // In SHARED_SERVICES's order, which the destructuring below relies on.
-  const sharing = [...SHARED_SERVICES];
   let perService = false;
   if (!opts.databaseUrl && dataDir !== undefined) {
     try {
-      await upgradeToSharedLayout(dataDir, SHARED_DIR, sharing, logger);
+      await upgradeToSharedLayout(dataDir, SHARED_DIR, SHARED_SERVICES, logger);
     } catch (err) {
       // Once the shared database is in place it holds everything; before, the old ones are untouched and still serve.
       perService = !fs.existsSync(path.join(dataDir, SHARED_DIR));
@@ -45,7 +44,8 @@ export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDi
   }
   const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR), sharedDbSeed());
   const open = async (s: SharedService) => openServiceDb(s.name, s.migrations, { ...opts, pglite: await host });
-  // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side.
-  const [billing, media, jobs, catalogue, mcp] = await Promise.all([openServiceDb('billing', billingMigrations, opts), ...sharing.map(open)]);
+  // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side. The destructuring
+  // follows SHARED_SERVICES's order.
+  const [billing, media, jobs, catalogue, mcp] = await Promise.all([openServiceDb('billing', billingMigrations, opts), ...SHARED_SERVICES.map(open)]);
   return { billing, media, jobs, catalogue, mcp, layout: opts.databaseUrl ? 'postgres' : perService ? 'per-service' : 'shared' };
 }

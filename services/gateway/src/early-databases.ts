@@ -18,14 +18,13 @@ export const SHARED_SERVICES: readonly SharedService[] = [
   { name: 'catalogue', migrations: catalogueMigrations },
   { name: 'mcp', migrations: mcpMigrations },
 ];
-export { billingMigrations };
 
 /**
  * What a new data directory's two PGlites are copied from: clusters with every migration applied (libs/db
  * seededCluster), so the first start only checks them. The same seeds whether a database starts early or not.
  */
 export const billingSeed = () => serviceSeed('billing', billingMigrations);
-export const sharedDbSeed = () => sharedSeed(SHARED_DIR, [...SHARED_SERVICES]);
+export const sharedDbSeed = () => sharedSeed(SHARED_DIR, SHARED_SERVICES);
 
 /**
  * `pnpm start`'s PGlites, started before the rest of the gateway's code loads: main.ts imports start-databases-early.ts second, so each

@@ -21,7 +21,7 @@ const ROWS_PER_COPY = 2_000;
  * json_populate_recordset), never as JavaScript values, so numerics, 64-bit integers, timestamps and bytes come
  * across exactly. A start that dies half-way leaves the old directories as they were and starts the copy again.
  */
-export async function upgradeToSharedLayout(dataDir: string, sharedDir: string, services: SharedService[], logger: Logger): Promise<void> {
+export async function upgradeToSharedLayout(dataDir: string, sharedDir: string, services: readonly SharedService[], logger: Logger): Promise<void> {
   const shared = path.join(dataDir, sharedDir);
   const legacy = services.filter((s) => fs.existsSync(path.join(dataDir, s.name)));
   if (legacy.length === 0) return;

@@ -22,8 +22,8 @@ export function busView(f: FaultFleet): BusView {
       close: async () => undefined,
     };
   }
-  const { prefix, brokers } = f.kafka;
-  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'fault-test', logLevel: logLevel.NOTHING }).admin();
+  const { prefix } = f.kafka;
+  const admin = kafkaAdmin(f.kafka.brokers);
   const connected = admin.connect();
   const holds = `${prefix}billing.holds`;
   /** Events a topic holds: per partition, its end offset less its start (nothing is deleted in a test's minutes). */
@@ -57,8 +57,8 @@ export function busView(f: FaultFleet): BusView {
  */
 export async function kafkaGroupMembers(f: FaultFleet): Promise<Record<string, string[]>> {
   if (!f.kafka) throw new Error('kafkaGroupMembers: this fleet runs on Redis Streams');
-  const { prefix, brokers } = f.kafka;
-  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'fault-test', logLevel: logLevel.NOTHING }).admin();
+  const { prefix } = f.kafka;
+  const admin = kafkaAdmin(f.kafka.brokers);
   await admin.connect();
   try {
     const ids = (await admin.listGroups()).groups
@@ -73,3 +73,6 @@ export async function kafkaGroupMembers(f: FaultFleet): Promise<Record<string, s
     await admin.disconnect();
   }
 }
+
+/** The test's own admin client of a fleet's brokers (a comma-separated list), quiet: the fleet's logs tell the rest. */
+const kafkaAdmin = (brokers: string) => new Kafka({ brokers: brokers.split(','), clientId: 'fault-test', logLevel: logLevel.NOTHING }).admin();
