@@ -114,15 +114,18 @@ KAFKA.describe('fleet on Kafka: the broker SIGKILLed under paid traffic and rest
       throw new Error(`${err.message}\n--- billing's log, its last 40 lines:\n${f.log('billing').split('\n').slice(-40).join('\n')}`);
     });
     const drainMs = Date.now() - drained;
-    // Each consumer rejoined its group as the member it was (kafkajs patched: patches/kafkajs@2.2.4.patch). A consumer
-    // that joined as a new member kept its group rebalancing until the coordinator gave up on the old one, a whole
-    // session (30 s) with no settle applied.
+    // No group is left with a member that is gone: a consumer that restarted while the broker was dead rejoins as the
+    // member it was (kafkajs patched: patches/kafkajs@2.2.4.patch, proved in kafka-faults.itest), one that crashed
+    // with the broker back left its group first, and a member whose session ran out the coordinator dropped. Which of
+    // these each group went through depends on when its consumer crashed, so the ids are counted, not compared.
     let rejoined: Record<string, string[]> = {};
     await waitFor(
-      async () => JSON.stringify((rejoined = await kafkaGroupMembers(f))) === JSON.stringify(members),
-      'every group to hold its members of before the kill',
+      async () => Object.values((rejoined = await kafkaGroupMembers(f))).every((ids) => ids.length === 1),
+      'every group to hold one member',
       30_000,
     ).catch(() => expect(rejoined).toEqual(members));
+    expect(Object.keys(rejoined)).toEqual(Object.keys(members));
+    const keptMembers = Object.keys(members).filter((g) => rejoined[g][0] === members[g][0]).length;
     const holds = await f.ledger<{ request_id: string; state: string; charge: string }>(
       `SELECT request_id, state, charge::text AS charge FROM holds WHERE account_id = $1`,
       [acct.accountId],
@@ -149,7 +152,7 @@ KAFKA.describe('fleet on Kafka: the broker SIGKILLed under paid traffic and rest
         `${l.results.length + GATED - answered.length} refused; broker dead ${backAt - killedAt} ms (restart on its data); ` +
         `${outage.length} calls in flight across the outage (${GATED} held at the upstream across the kill), the slowest answered after ` +
         `${slowest} ms, the last ${lastOutageAnswer} ms after the broker was back; every hold closed ${drainMs} ms after the load stopped; ` +
-        `money lost 0, charged twice 0\n`,
+        `${keptMembers} of ${Object.keys(members).length} groups rejoined by the member they had before the kill; money lost 0, charged twice 0\n`,
     );
   }, 240_000);
 });
