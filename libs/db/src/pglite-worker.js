@@ -59,7 +59,7 @@ async function syncPathAsync(file) {
  * A new data directory made from the pristine cluster (pglite.ts, pristineCluster), which was shut down cleanly and
  * so is whole in its files: each file is copied and fsynced, then each directory deepest first, and only then is
  * the synced mark written, so openDurable finds a cluster as durable as one it checkpointed and synced itself.
- * Started before PGlite is required: the copies and fsyncs run on the thread pool while this thread loads it.
+ * A thread's first one starts before PGlite is required: its copies and fsyncs run on the thread pool meanwhile.
  */
 async function copyCluster(from, to) {
   const { files, dirs } = listTree(from, SYNCED_MARK);
@@ -80,8 +80,10 @@ async function markSynced(dir, how) {
   await syncPathAsync(mark);
   await syncPathAsync(dir);
 }
-const copying = workerData.copyFrom ? copyCluster(workerData.copyFrom, workerData.dir) : undefined;
-copying?.catch(() => undefined); // awaited before the database opens, where its failure is reported
+// The first database's copy runs on the thread pool while this thread loads PGlite (about half a second).
+const first = workerData.first;
+const firstCopy = first?.copyFrom ? copyCluster(first.copyFrom, first.dir) : undefined;
+firstCopy?.catch(() => undefined); // awaited before that database opens, where its failure is reported
 
 const { PGlite } = require('@electric-sql/pglite');
 const { NodeFS } = require('@electric-sql/pglite/nodefs');
@@ -191,14 +193,43 @@ async function openDurable(dir) {
   return pg;
 }
 
-(async () => {
-  await copying;
-  const pg = await openDurable(workerData.dir);
-  if (workerData.initOnly) {
-    await pg.close();
-    return void parentPort.postMessage({ ready: true });
+if (workerData.initOnly) {
+  // A new cluster by initdb, then nothing: the heap it grew ends with this thread (pglite.ts, pristineCluster).
+  openDurable(workerData.dir)
+    .then((pg) => pg.close())
+    .then(
+      () => parentPort.postMessage({ ready: true }),
+      (e) => parentPort.postMessage({ ready: false, error: e.message }),
+    );
+} else {
+  // Every PGlite of the process lives on this one thread (pglite.ts, PgliteThread): each is opened by an `open`
+  // message and named by its number in every message after. Each has its own queue, so one database's transaction,
+  // waiting on the main thread, never holds up another's statements.
+  const databases = new Map();
+  if (first) open(first, firstCopy);
+  parentPort.on('message', (msg) => {
+    if (msg.op === 'open') return void open(msg);
+    const db = databases.get(msg.db);
+    if (!db) return void parentPort.postMessage({ id: msg.id, ok: false, error: { message: `no database ${msg.db} on this thread` } });
+    db.chain = db.chain.then(() => db.handle(msg));
+  });
+
+  async function open({ db, dir, copyFrom }, copying = copyFrom && copyCluster(copyFrom, dir)) {
+    try {
+      await copying;
+      databases.set(
+        db,
+        serve(await openDurable(dir), dir, () => databases.delete(db)),
+      );
+      parentPort.postMessage({ opened: db });
+    } catch (e) {
+      parentPort.postMessage({ opened: db, error: e.message });
+    }
   }
-  // Transactions hold the connection: other statements wait until the one that owns it commits.
+}
+
+/** One database's statements, in order: transactions hold its session, others' statements wait for their end. */
+function serve(pg, dir, onClosed) {
   let tx = null;
   const waiting = [];
   const serialize = (rows) => JSON.parse(JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
@@ -237,9 +268,10 @@ async function openDurable(dir) {
         }
         return null;
       case 'close':
+        onClosed();
         await pg.close();
         // A seed (pglite.ts, seededCluster) is kept only once every file its shutdown left has reached the disk.
-        if (msg.syncTree) await syncTree(workerData.dir);
+        if (msg.syncTree) await syncTree(dir);
         return null;
     }
     throw new Error(`unknown op ${msg.op}`);
@@ -254,10 +286,5 @@ async function openDurable(dir) {
     }
     while (!tx && waiting.length) await handle(waiting.shift());
   }
-
-  let chain = Promise.resolve();
-  parentPort.on('message', (msg) => {
-    chain = chain.then(() => handle(msg));
-  });
-  parentPort.postMessage({ ready: true });
-})().catch((e) => parentPort.postMessage({ ready: false, error: e.message }));
+  return { chain: Promise.resolve(), handle };
+}

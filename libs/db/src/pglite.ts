@@ -4,17 +4,13 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Row } from './db';
+import { PgliteThread, sharedPgliteThread } from './pglite-thread';
 import { SCHEMA_NAME } from './schema-name';
-
-/** What pglite-worker.js posts back for each request. */
-type WorkerReply =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { message: string; code?: string; constraint?: string } };
 
 /**
  * One PGlite that several services share, each in a schema of its own, as the fleet's services share one
- * PostgreSQL server: one WebAssembly heap (about 150 MiB with 16 MB of shared buffers, 250-320 MiB before; whatever the data) and one worker thread instead of
- * one per service. PGlite has a single session, so a transaction holds it for every schema: a service must never
+ * PostgreSQL server: one WebAssembly heap (about 30 MiB resident idle with 16 MB of shared buffers) instead of one
+ * per service. PGlite has a single session, so a transaction holds it for every schema: a service must never
  * wait, inside its transaction, on another schema of the same host (it would wait forever).
  */
 export interface PgliteHost {
@@ -23,9 +19,8 @@ export interface PgliteHost {
 }
 
 /**
- * Embedded PostgreSQL in a worker thread (see pglite-worker.js): the WebAssembly database gets its own core and
- * the HTTP event loop stays free. `dir` undefined keeps it in memory (tests). The worker ends when the last schema
- * opened on it is closed.
+ * Embedded PostgreSQL on the process's PGlite thread (pglite-thread.ts). `dir` undefined keeps it in memory
+ * (tests). The database shuts down when the last schema opened on it is closed.
  */
 export async function openPgliteHost(dir?: string, seed?: PgliteSeed): Promise<PgliteHost> {
   const conn = await connection(dir, seed);
@@ -82,70 +77,51 @@ function connection(dir: string | undefined, seed: PgliteSeed | undefined): Retu
 }
 
 /**
- * A PGlite worker thread, spawned at once; `ready` settles once its database has started (or, `initOnly`, once it
- * has made and closed one). With `copyFrom`, the thread first copies that cluster into `dir` (pglite-worker.js,
- * copyCluster). Synchronous up to the spawn, so a database prestarted while the gateway's modules load starts then,
- * not after them (an await would wait for the whole bundle to finish loading).
+ * A new cluster made by initdb in `dir`, in a thread of its own that ends with it: initdb grows PGlite's heap by
+ * several hundred MiB that WebAssembly never gives back.
  */
-function spawnWorker(dir: string | undefined, initOnly = false, copyFrom?: string): { worker: Worker; ready: Promise<Worker> } {
-  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), {
-    workerData: { dir, initOnly, wasmModule: pgliteModule(), copyFrom },
-  });
-  const ready = new Promise<Worker>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (m: { ready: boolean; error?: string }) =>
-      m.ready ? resolve(worker) : reject(new Error(`PGlite failed to start: ${m.error}`)),
-    );
-  });
-  return { worker, ready };
+async function initCluster(dir: string): Promise<void> {
+  const worker = new Worker(path.join(__dirname, 'pglite-worker.js'), { workerData: { dir, initOnly: true, wasmModule: pgliteModule() } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('message', (m: { ready: boolean; error?: string }) =>
+        m.ready ? resolve() : reject(new Error(`PGlite failed to start: ${m.error}`)),
+      );
+    });
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /**
- * The worker of `dir`, its database started. A new data directory is a copy of its seed or of the pristine cluster,
- * made by the thread that then serves it; initdb only when there is neither, in a thread of its own: it grows the
- * heap by several hundred MiB never given back. Clusters already in the cache are found without an await.
+ * The database of `dir` opened on `thread` (the process's own unless given). A new data directory is a copy of its
+ * seed or of the pristine cluster, made by the thread that then serves it; initdb only when there is neither.
+ * Clusters already in the cache are found without an await, so the open is posted (or the thread spawned) at once.
  */
-function startWorker(dir: string | undefined, seed: PgliteSeed | undefined, copyFrom: string | undefined): Promise<Worker> {
-  if (!dir || copyFrom || existsSync(path.join(dir, 'PG_VERSION'))) return spawnWorker(dir, false, copyFrom).ready;
+function startDb(dir: string | undefined, seed: PgliteSeed | undefined, copyFrom: string | undefined, thread?: PgliteThread) {
+  const on = (from: string | undefined) => {
+    const t = thread ?? sharedPgliteThread(pgliteModule);
+    const { db, ready } = t.open(dir, from);
+    return ready.then(() => ({ thread: t, db }));
+  };
+  if (!dir || copyFrom || existsSync(path.join(dir, 'PG_VERSION'))) return on(copyFrom);
   // A seed not yet made is made now (once per set of migrations), rather than copying the pristine cluster.
   const cached = seed ? cachedCluster(seedPath(seed)) : cachedCluster(pristinePath());
-  if (cached) return spawnWorker(dir, false, cached).ready;
+  if (cached) return on(cached);
   return (async () => {
     const from = (seed && (await seededCluster(seed).catch(() => undefined))) || (await pristineCluster().catch(() => undefined));
-    if (!from) await (await spawnWorker(dir, true).ready).terminate();
-    return spawnWorker(dir, false, from).ready;
+    if (!from) await initCluster(dir);
+    return on(from);
   })();
 }
 
-async function connect(dir: string | undefined, seed?: PgliteSeed, copyFrom?: string) {
-  const worker = await startWorker(dir, seed, copyFrom);
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
-  let nextId = 1;
+async function connect(dir: string | undefined, seed?: PgliteSeed, copyFrom?: string, ownThread?: PgliteThread) {
+  const { thread, db } = await startDb(dir, seed, copyFrom, ownThread);
   // Unique across the schemas: the worker tells one transaction's statements from everyone else's by this number.
   let nextTx = 1;
   let open = 0;
   let ended = false;
-  worker.on('message', (m: WorkerReply) => {
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    if (m.ok) p.resolve(m.result);
-    else p.reject(Object.assign(new Error(m.error.message), { code: m.error.code, constraint: m.error.constraint }));
-  });
-  worker.on('error', (e) => {
-    for (const p of pending.values()) p.reject(e);
-    pending.clear();
-  });
-
-  /** `msg` is the caller's own fresh object: it gets its id in place. */
-  const send = <T>(msg: Record<string, unknown>): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      // The worker's answer is untyped: T is what the caller's SQL selects.
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      msg.id = id;
-      worker.postMessage(msg);
-    });
 
   function view(schema: string | undefined): Db {
     if (ended) throw new Error('this PGlite was closed with the last database on it');
@@ -154,7 +130,7 @@ async function connect(dir: string | undefined, seed?: PgliteSeed, copyFrom?: st
     const post = <T>(msg: Record<string, unknown>): Promise<T> => {
       if (closed) return Promise.reject(new Error('the database is closed'));
       msg.schema = schema;
-      return send<T>(msg);
+      return thread.send<T>(db, msg);
     };
     const on = (tx?: number): Queryable => ({
       query: <T extends Row>(sql: string, params?: unknown[]) =>
@@ -186,16 +162,14 @@ async function connect(dir: string | undefined, seed?: PgliteSeed, copyFrom?: st
         closed = true;
         if (--open > 0) return;
         ended = true;
-        await send({ op: 'close' }).catch(() => undefined);
-        await worker.terminate();
+        await thread.close(db).catch(() => undefined);
       },
     };
   }
-  /** Ends the thread once PGlite has shut down cleanly and every file of its directory has been synced. */
+  /** Closes the database once PGlite has shut down cleanly and every file of its directory has been synced. */
   async function closeSynced(): Promise<void> {
     ended = true;
-    await send({ op: 'close', syncTree: true });
-    await worker.terminate();
+    await thread.close(db, { syncTree: true });
   }
   return { view, closeSynced };
 }
@@ -303,7 +277,8 @@ export function seededCluster(seed: PgliteSeed): Promise<string | undefined> {
       if (!cache || !final || !base) return undefined;
       if (cachedCluster(final)) return final;
       await madeOnce(cache.dir, final, async (tmp) => {
-        const conn = await connect(tmp, undefined, base);
+        // On a thread of its own, which ends with it: the gateway's databases never share a heap with a seed's making.
+        const conn = await connect(tmp, undefined, base, new PgliteThread(pgliteModule()));
         try {
           await seed.fill(async (schema) => {
             if (schema && !SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
@@ -353,7 +328,7 @@ export function pristineCluster(): Promise<string | undefined> {
     if (!cache || !final) return undefined;
     if (cachedCluster(final)) return final;
     return madeOnce(cache.dir, final, async (tmp) => {
-      await (await spawnWorker(tmp, true).ready).terminate();
+      await initCluster(tmp);
     }).catch(() => undefined);
   })();
   return pristine;

@@ -20,12 +20,13 @@ export { SHARED_DIR } from './early-databases';
 
 /**
  * Every service's database for the embedded gateway. On PostgreSQL each gets its schema, as in the fleet. On PGlite,
- * billing keeps a database of its own and the other four share one, a schema each: each PGlite is a WebAssembly
- * heap and a thread with its own V8 isolate (about 29 MiB of a 128 MiB heap resident idle with PGlite 0.4; 250-320 MiB before), so five made the process about 1.6 GB. Billing stays apart because other
+ * billing keeps a database of its own and the other four share one, a schema each: each PGlite is a WebAssembly heap
+ * (about 30 MiB of a 128 MiB heap resident idle with PGlite 0.4; 250-320 MiB before), so five made the process about
+ * 1.6 GB. Both run on the process's one PGlite thread (libs/db pglite-thread.ts). Billing stays apart because other
  * services call it inside their own transactions (a video submission places its hold while it holds the jobs
  * table's account lock), and PGlite's one session would make that call wait for the very transaction waiting on it;
- * apart, its write-behind also keeps a worker thread of its own. A data directory written with a PGlite per service
- * is moved onto the shared one at start (shared-layout-upgrade.ts); should that fail, it runs as it was.
+ * two databases are two sessions, each with its own queue on that thread. A data directory written with a PGlite
+ * per service is moved onto the shared one at start (shared-layout-upgrade.ts); should that fail, it runs as it was.
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
@@ -44,8 +45,7 @@ export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDi
   }
   const host = opts.databaseUrl || perService ? undefined : openPgliteHost(dataDir && path.join(dataDir, SHARED_DIR), sharedDbSeed());
   const open = async (s: SharedService) => openServiceDb(s.name, s.migrations, { ...opts, pglite: await host });
-  // Each PGlite boots in its own worker thread, so billing's and the shared one start side by side. The destructuring
-  // follows SHARED_SERVICES's order.
+  // The destructuring follows SHARED_SERVICES's order.
   const [billing, media, jobs, catalogue, mcp] = await Promise.all([openServiceDb('billing', billingMigrations, opts), ...SHARED_SERVICES.map(open)]);
   return { billing, media, jobs, catalogue, mcp, layout: opts.databaseUrl ? 'postgres' : perService ? 'per-service' : 'shared' };
 }

@@ -27,9 +27,9 @@ export const billingSeed = () => serviceSeed('billing', billingMigrations);
 export const sharedDbSeed = () => sharedSeed(SHARED_DIR, SHARED_SERVICES);
 
 /**
- * `pnpm start`'s PGlites, started before the rest of the gateway's code loads: main.ts imports start-databases-early.ts second, so each
- * worker thread loads PGlite and opens its database (about a second of its own core) while the main thread spends
- * about as long requiring the gateway's modules. openEmbeddedDatabases takes them over (pglite.ts keeps them by
+ * `pnpm start`'s PGlites, started before the rest of the gateway's code loads: main.ts imports start-databases-early.ts
+ * second, so the PGlite thread loads PGlite and opens both databases (about a second of its own core) while the main
+ * thread spends about as long requiring the gateway's modules. openEmbeddedDatabases takes them over (pglite.ts keeps them by
  * directory). Only on the layout it would open as is: with DATABASE_URL, or with per-service databases still to
  * move into the shared one (shared-layout-upgrade.ts), nothing starts early.
  */
