@@ -19,7 +19,7 @@ import type { LoadResult, LoadSpec } from './load';
 import type { BenchOptions } from './options';
 import { cpuMs, freePortSet, ProcSampler, ROOT, rssKb, runJsonChild, spawnNode, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
-import { benchAccount, embeddedArgs, startUpstream, writeGatewayConfig } from './targets';
+import { benchAccount, embeddedArgs, embeddedEnv, startUpstream, writeGatewayConfig } from './targets';
 
 const IDLE_SETTLE_MS = 10_000;
 const IDLE_CPU_MS = 30_000;
@@ -51,7 +51,7 @@ async function startGateway(env: NodeJS.ProcessEnv): Promise<Started> {
   const port = await freePortSet((p) => [p, p + 1000]);
   const t0 = performance.now();
   const child = spawnNode(embeddedArgs(ROOT), {
-    env: { ...env, PORT: String(port), METRICS_PORT: String(port + 1000) },
+    env: { ...env, ...embeddedEnv(), PORT: String(port), METRICS_PORT: String(port + 1000) },
   });
   const ready = `http://127.0.0.1:${port + 1000}/readyz`;
   for (;;) {

@@ -6,6 +6,7 @@ import { type ChildProcess, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { EMBEDDED_MALLOC_TUNABLES } from '@gateway/topology';
 import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import type { TargetName } from './options';
 import { freePort, freePortSet, ROOT, spawnNode, stopChild, lineMatching, track, waitFor } from './procs';
@@ -161,6 +162,11 @@ export function embeddedArgs(root: string, profiling = false): string[] {
   return ['--enable-source-maps', path.join(root, 'dist', 'gateway.cjs')];
 }
 
+/** What package.json's start script adds to the embedded gateway's environment (libs/topology, EMBEDDED_MALLOC_TUNABLES). */
+export const embeddedEnv = (): NodeJS.ProcessEnv => ({
+  GLIBC_TUNABLES: [process.env.GLIBC_TUNABLES, EMBEDDED_MALLOC_TUNABLES].filter(Boolean).join(':'),
+});
+
 /** `pnpm start` as a user runs it (embeddedArgs: the bundle, PGlite on disk), on a free port. */
 export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
   const port = await freePortSet((p) => [p, p + 1000]);
@@ -181,6 +187,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
       GATEWAY_CONFIG: o.configPath,
       GATEWAY_ADMIN_TOKEN: o.adminToken,
       GATEWAY_DATA_DIR: o.dataDir,
+      ...embeddedEnv(),
       LOG_LEVEL: o.logLevel,
       DATABASE_URL: '',
       REDIS_URL: '',

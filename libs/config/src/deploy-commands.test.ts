@@ -3,10 +3,11 @@
  * commands, which `pnpm fleet` runs and test-e2e/reliability/container-stop.e2e.ts stops under load. The chart's
  * rendering is checked with Helm's engine elsewhere; its values and k8s/ are read here.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { EDGE, EMBEDDED_COMMAND, SERVICES, serviceCommand } from '@gateway/topology';
+import { EDGE, EMBEDDED_COMMAND, EMBEDDED_MALLOC_TUNABLES, SERVICES, serviceCommand } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const read = (p: string) => fs.readFileSync(path.join(ROOT, p), 'utf8');
@@ -70,5 +71,28 @@ describe('the image', () => {
     expect(dockerfile).toMatch(/pnpm fetch --prod /);
     expect(dockerfile).toMatch(/pnpm install [^\n]*--prod /);
     expect(dockerfile).not.toMatch(/--prod=false/);
+  });
+});
+
+describe('`pnpm start` on glibc', () => {
+  const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+
+  it.each(['start', 'start:source'])('%s gives freed memory back (EMBEDDED_MALLOC_TUNABLES), after the tunables its caller set', (name) => {
+    const [, prefix] = scripts[name].match(/(?:^|&& )(GLIBC_TUNABLES=\S+) exec node /) ?? [];
+    expect(prefix).toBeDefined();
+    // The shell the script runs in makes of it what node is started with.
+    const env = (inherited?: string) =>
+      execFileSync('sh', ['-c', `${prefix} exec env`], {
+        env: { PATH: process.env.PATH, ...(inherited ? { GLIBC_TUNABLES: inherited } : {}) },
+        encoding: 'utf8',
+      })
+        .split('\n')
+        .find((l) => l.startsWith('GLIBC_TUNABLES='));
+    expect(env()).toBe(`GLIBC_TUNABLES=${EMBEDDED_MALLOC_TUNABLES}`);
+    expect(env('glibc.malloc.arena_max=2')).toBe(`GLIBC_TUNABLES=glibc.malloc.arena_max=2:${EMBEDDED_MALLOC_TUNABLES}`);
+  });
+
+  it('start runs the image’s embedded command', () => {
+    expect(scripts.start).toMatch(new RegExp(`exec ${EMBEDDED_COMMAND.join(' ').replace(/[.]/g, '\\.')}$`));
   });
 });

@@ -31,5 +31,15 @@ export const serviceCommand = (name: string, from: 'bundle' | 'source' = 'bundle
 /** The migrate command for one service's schema (the chart's hook Job, k8s/migrate-job.yaml). */
 export const migrateCommand = (service: string): string[] => [...bundleCommand('migrate'), service];
 
+/**
+ * glibc's malloc for `pnpm start` (package.json's start script sets GLIBC_TUNABLES to this, after any the caller
+ * set). By default each thread's arena keeps what it freed: V8's compiler threads, optimising PGlite's WebAssembly
+ * at start, left about 100 MiB of freed memory resident in theirs for the life of the process. A fixed trim
+ * threshold gives free memory above 1 MiB back to the system: about 80 MiB less RSS idle and 70 MiB less at the
+ * peak under chat, `pnpm bench ab` found chat no slower, and a start takes about 0.3-0.6 s longer (docs/benchmarks.md,
+ * 2026-11-28 15:10-15:35). The image is Alpine (musl), which has no such tunable.
+ */
+export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576';
+
 /** The image's default command: the embedded gateway, every service in one process. */
 export const EMBEDDED_COMMAND = bundleCommand('gateway');
