@@ -277,7 +277,7 @@ export function seededCluster(seed: PgliteSeed): Promise<string | undefined> {
       if (!cache || !final || !base) return undefined;
       if (cachedCluster(final)) return final;
       await madeOnce(cache.dir, final, async (tmp) => {
-        // On a thread of its own, which ends with it: the gateway's databases never share a heap with a seed's making.
+        // On a thread of its own, which ends with it: what making a seed leaves in memory goes with that thread.
         const conn = await connect(tmp, undefined, base, new PgliteThread(pgliteModule()));
         try {
           await seed.fill(async (schema) => {
