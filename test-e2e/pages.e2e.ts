@@ -90,7 +90,17 @@ describeOrSkip('the status page, the account console and the operator console in
     const atDesktopAndPhone = async (page: Page, name: string) => {
       if (mode === 'embedded') await screenshot(page, `${name}-desktop`);
       await page.setViewportSize(PHONE);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+      // What sticks out, named, should the page be wider than the screen: its content differs from run to run.
+      const { scrollWidth, sticking } = await page.evaluate((width) => {
+        const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width);
+        const name = (e: Element) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''} to ${Math.round(e.getBoundingClientRect().right)} px`;
+        return {
+          scrollWidth: document.documentElement.scrollWidth,
+          sticking: out.slice(0, 8).map((e) => `${name(e)}: ${e.textContent?.slice(0, 60)}`),
+        };
+      }, PHONE.width);
+      expect({ scrollWidth, sticking: scrollWidth > PHONE.width ? sticking : [] }).toEqual({ scrollWidth: expect.any(Number), sticking: [] });
+      expect(scrollWidth).toBeLessThanOrEqual(PHONE.width);
       if (mode === 'embedded') await screenshot(page, `${name}-phone`);
     };
 
