@@ -6,7 +6,8 @@ import path from 'node:path';
 import { ensureKafkaBroker, processAlive, type RunningBroker } from 'model-gateway/kafka-broker';
 import { type BusEvent, type EventBus, type KafkaBusOptions, busOptionsFromEnv, createKafkaBus, kafkaOptionsFromEnv, openBus } from '@gateway/bus';
 import { runEntry, type RunningProcess, KAFKA, TLS_CERT_PATH, waitFor } from '@gateway/testing';
-import { Kafka, logLevel, Partitioners, type PartitionMetadata } from 'kafkajs';
+import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import { groupMembersOn } from './support/bus-view';
 
 /**
  * Faults on a Kafka broker of the suite's own (deploy/kafka's, started here with its own data directory and port),
@@ -86,18 +87,11 @@ KAFKA.describe('kafka faults on a broker of the suite’s own', () => {
     return b;
   };
 
-  /** The member ids of the consumer group the bus made for `group` (it names its groups after the caller's). */
+  /** The member ids of the consumer group the bus made for `group` (kafkaGroupId: the group, a colon, its topics). */
   const groupMembers = async (group: string): Promise<string[]> => {
-    const admin = new Kafka({ brokers: brokers(), clientId: 'faults-admin', logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    try {
-      const ids = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(group));
-      expect(ids).toHaveLength(1);
-      const { groups } = await admin.describeGroups(ids);
-      return groups[0].members.map((m) => m.memberId);
-    } finally {
-      await admin.disconnect();
-    }
+    const groups = Object.values(await groupMembersOn(brokers().join(','), `${group}:`));
+    expect(groups).toHaveLength(1);
+    return groups[0];
   };
 
   beforeAll(async () => {

@@ -57,8 +57,12 @@ export function busView(f: FaultFleet): BusView {
  */
 export async function kafkaGroupMembers(f: FaultFleet): Promise<Record<string, string[]>> {
   if (!f.kafka) throw new Error('kafkaGroupMembers: this fleet runs on Redis Streams');
-  const { prefix } = f.kafka;
-  const admin = kafkaAdmin(f.kafka.brokers);
+  return groupMembersOn(f.kafka.brokers, f.kafka.prefix);
+}
+
+/** The member ids of every consumer group on `brokers` (a comma-separated list) whose id starts with `prefix`, by the rest of its id. */
+export async function groupMembersOn(brokers: string, prefix: string): Promise<Record<string, string[]>> {
+  const admin = kafkaAdmin(brokers);
   await admin.connect();
   try {
     const ids = (await admin.listGroups()).groups
