@@ -9,6 +9,7 @@ import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
 const FUNCTIONS_CHECKSUMS: Record<number, string> = {
   1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
   2: '433a2469250316f38e0383d3cf5d2adef662a5397bd5935787d0f1b054545e8e',
+  3: '359a217cdfee6d1952347f4afb28332f7fc7c074074340e4689eb4873b37c2c3',
 };
 
 describe('billing migrations', () => {
@@ -30,7 +31,19 @@ describe('billing migrations', () => {
     const functions = migrations.find((m) => m.repeatable)!;
     for (const part of ['CREATE TABLE accounts', 'CREATE TABLE holds']) expect(ledger.sql).toContain(part);
     expect(functions.repeatable).toBe(true);
-    for (const name of ['place_hold', 'close_hold', 'checkpoint_hold', 'expire_hold', 'expire_these', 'sweep_holds', 'expire_holds', 'ledger_write'])
+    for (const name of [
+      'place_hold',
+      'place_holds',
+      'close_hold',
+      'close_holds',
+      'write_usage_record',
+      'checkpoint_hold',
+      'expire_hold',
+      'expire_these',
+      'sweep_holds',
+      'expire_holds',
+      'ledger_write',
+    ])
       expect(functions.sql).toContain(`CREATE OR REPLACE FUNCTION ${name}(`);
   });
 

@@ -4,7 +4,8 @@ import { sqlFileMigration, type Migration } from '@gateway/db';
 const SQL = path.join(__dirname, 'ledger', 'sql');
 
 /**
- * The ledger's tables, then its functions (place_hold, close_hold, checkpoint_hold, expire_holds; ledger_write for the embedded in-memory ledger), in ledger/sql/. The tables are
+ * The ledger's tables, then its functions (place_hold and place_holds, close_hold and close_holds, checkpoint_hold, expire_holds;
+ * ledger_write for the embedded in-memory ledger), in ledger/sql/. The tables are
  * versioned: the ids are what `schema_migrations` records on every existing database, so never rename, reorder
  * or change an applied one; add a new one. The functions are one repeatable migration with a version: the migrate
  * command replaces them (CREATE OR REPLACE) when the database holds an older version, never a newer one, so a rule
@@ -13,7 +14,7 @@ const SQL = path.join(__dirname, 'ledger', 'sql');
  * (Databases from before this split recorded 001_ledger with the functions inside it; replacing them is the same
  * end state.)
  */
-export const LEDGER_FUNCTIONS_VERSION = 2;
+export const LEDGER_FUNCTIONS_VERSION = 3;
 
 export const migrations: Migration[] = [
   sqlFileMigration('001_ledger', SQL, ['001_ledger.sql']),
@@ -24,8 +25,13 @@ export const migrations: Migration[] = [
   sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
   sqlFileMigration('007_usage_provider', SQL, ['007_usage_provider.sql']),
   sqlFileMigration('008_token_details', SQL, ['008_token_details.sql']),
-  sqlFileMigration('ledger_functions', SQL, ['place_hold.sql', 'close_hold.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'], {
-    repeatable: true,
-    version: LEDGER_FUNCTIONS_VERSION,
-  }),
+  sqlFileMigration(
+    'ledger_functions',
+    SQL,
+    ['place_hold.sql', 'place_holds.sql', 'close_hold.sql', 'close_holds.sql', 'checkpoint_hold.sql', 'expire_holds.sql', 'ledger_write.sql'],
+    {
+      repeatable: true,
+      version: LEDGER_FUNCTIONS_VERSION,
+    },
+  ),
 ];

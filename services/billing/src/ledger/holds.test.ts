@@ -26,7 +26,7 @@ function fakeLedgerDb(mangle: Mangle) {
   const db = {
     kind: 'pglite',
     async query(sql: string, params: unknown[] = []) {
-      if (sql.includes('jsonb_to_recordset')) {
+      if (sql.includes('_holds(')) {
         calls.push('many');
         const items = JSON.parse(params[0] as string) as { i: number; id: string; amount: string; charge: string }[];
         return mangle(items.map((b) => ({ i: b.i, ...(sql.includes('place_hold') ? place(b.id, b.amount) : close(b.charge)) })));

@@ -30,12 +30,11 @@ export interface PlaceOutcome {
 const iso = (v: string | Date | null | undefined) => (v instanceof Date ? v.toISOString() : v ? new Date(v).toISOString() : '');
 
 const PLACE_ONE = 'SELECT * FROM place_hold($1, $2, $3, $4, $5, $6, $7, $8)';
-// Each call sees the previous ones' effects (place_hold is volatile), so a batch behaves like the calls in order.
-const PLACE_MANY = `SELECT b.i, r.* FROM jsonb_to_recordset($1::jsonb) AS b(i int, id text, account text, key text, request text, idem text, model text, amount bigint, ttl bigint)
-  CROSS JOIN LATERAL place_hold(b.id, b.account, b.key, b.request, b.idem, b.model, b.amount, b.ttl) r ORDER BY b.i`;
+// A batch is answered as its calls would be in order, each key's and account's row written once (place_holds.sql).
+const PLACE_MANY = 'SELECT * FROM place_holds($1::jsonb)';
 const CLOSE_ONE = 'SELECT * FROM close_hold($1, $2, $3, $4)';
-const CLOSE_MANY = `SELECT b.i, r.* FROM jsonb_to_recordset($1::jsonb) AS b(i int, hold text, outcome text, charge bigint, rec jsonb)
-  CROSS JOIN LATERAL close_hold(b.hold, b.outcome, b.charge, b.rec) r ORDER BY b.i`;
+// The same for closes; the function locks the batch's holds first, in id order, as the sweeper does (close_holds.sql).
+const CLOSE_MANY = 'SELECT * FROM close_holds($1::jsonb)';
 
 type PlaceArgs = [string, string, string, string, string | null, string, string, number];
 type CloseArgs = [string, string, string, string];
@@ -73,27 +72,17 @@ export function createLedger(db: Db): Ledger {
     }));
     return byIndex(await db.query<PlaceRow & { i: number } & Record<string, unknown>>(PLACE_MANY, [JSON.stringify(json)]), all.length);
   };
-  const closeManyOn = async (q: Pick<Db, 'query'>, all: CloseCall[]) => {
+  const closeMany = async (all: CloseCall[]) => {
     const json = all.map(({ args: [hold, outcome, charge, rec] }, i) => ({ i, hold, outcome, charge, rec: JSON.parse(rec) }));
-    return byIndex(await q.query<CloseRow & { i: number } & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]), all.length);
+    return byIndex(await db.query<CloseRow & { i: number } & Record<string, unknown>>(CLOSE_MANY, [JSON.stringify(json)]), all.length);
   };
-  const closeMany = (all: CloseCall[]) => closeManyOn(db, all);
-  // Every hold row of the batch first, in id order: close_hold takes its hold, then the key, then the account,
-  // one call after another, so a batch would hold the key and the account while reaching for its next hold, which
-  // the sweeper (holds first, SKIP LOCKED, then keys and accounts) may have taken: a deadlock. The property tests
-  // on PostgreSQL found it.
-  const closeManyLocked = (all: CloseCall[]) =>
-    db.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM holds WHERE id = ANY($1) ORDER BY id FOR UPDATE', [all.map((c) => c.args[0])]);
-      return closeManyOn(tx, all);
-    });
   const closeAlone = (c: CloseCall) => closeOne(c.args);
   const place =
     db.kind === 'pglite' ? batched<PlaceArgs, PlaceRow>(placeMany, placeOne) : batchedBy<PlaceArgs, PlaceRow>((a) => a[2], placeMany, placeOne);
   const close =
     db.kind === 'pglite'
       ? batched<CloseCall, CloseRow>(closeMany, closeAlone)
-      : batchedBy<CloseCall, CloseRow>((c) => c.keyId, closeManyLocked, closeAlone);
+      : batchedBy<CloseCall, CloseRow>((c) => c.keyId, closeMany, closeAlone);
 
   return {
     async placeHold(req) {

@@ -63,29 +63,36 @@ BEGIN
     result := CASE WHEN c > 0 THEN 'late_charged' ELSE 'late_dropped' END;
   END IF;
 
-  -- The usage record carries what was charged, so the records of an account sum to its total_usage. An expired
-  -- hold already has the sweeper's record (hold_expired); the late close overwrites it with what really happened.
-  INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason,
-    tokens_prompt, tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
-    latency, generation_time, attempts, fallback_used, origin, usage_estimated, provider, tokens_cached, tokens_reasoning,
-    cache_discount, total_cost, created_at)
-  VALUES (h.request_id, h.id, h.account_id, h.key_id, r->>'model', (r->>'streamed')::boolean, r->>'status', r->>'error_code',
-    r->>'finish_reason', (r->>'tokens_prompt')::int, (r->>'tokens_completion')::int, (r->>'native_tokens_prompt')::int,
-    (r->>'native_tokens_completion')::int, COALESCE((r->>'num_media_prompt')::int, 0), COALESCE((r->>'num_media_completion')::int, 0),
-    (r->>'latency')::int, (r->>'generation_time')::int, (r->>'attempts')::int, (r->>'fallback_used')::boolean,
-    COALESCE(r->>'origin', ''), COALESCE((r->>'usage_estimated')::boolean, false), r->>'provider',
-    COALESCE((r->>'tokens_cached')::int, 0), COALESCE((r->>'tokens_reasoning')::int, 0),
-    COALESCE((r->>'cache_discount_nano')::bigint, 0), c, h.created_at)
-  ON CONFLICT (request_id) DO UPDATE SET
-    status = EXCLUDED.status, error_code = EXCLUDED.error_code, finish_reason = EXCLUDED.finish_reason,
-    tokens_prompt = EXCLUDED.tokens_prompt, tokens_completion = EXCLUDED.tokens_completion,
-    native_tokens_prompt = EXCLUDED.native_tokens_prompt, native_tokens_completion = EXCLUDED.native_tokens_completion,
-    latency = EXCLUDED.latency, generation_time = EXCLUDED.generation_time, attempts = EXCLUDED.attempts,
-    fallback_used = EXCLUDED.fallback_used, usage_estimated = EXCLUDED.usage_estimated, provider = EXCLUDED.provider,
-    tokens_cached = EXCLUDED.tokens_cached, tokens_reasoning = EXCLUDED.tokens_reasoning, cache_discount = EXCLUDED.cache_discount,
-    total_cost = EXCLUDED.total_cost,
-    streamed = EXCLUDED.streamed;
+  PERFORM write_usage_record(h, r, c);
   charged := c;
   RETURN NEXT;
 END
+$fn$;
+
+-- The usage record carries what was charged, so the records of an account sum to its total_usage. An expired
+-- hold already has the sweeper's record (hold_expired); the late close overwrites it with what really happened.
+-- One statement for close_hold and close_holds alike.
+CREATE OR REPLACE FUNCTION write_usage_record(h holds, r jsonb, c bigint)
+RETURNS void
+LANGUAGE sql AS $fn$
+INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason,
+  tokens_prompt, tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
+  latency, generation_time, attempts, fallback_used, origin, usage_estimated, provider, tokens_cached, tokens_reasoning,
+  cache_discount, total_cost, created_at)
+VALUES (h.request_id, h.id, h.account_id, h.key_id, r->>'model', (r->>'streamed')::boolean, r->>'status', r->>'error_code',
+  r->>'finish_reason', (r->>'tokens_prompt')::int, (r->>'tokens_completion')::int, (r->>'native_tokens_prompt')::int,
+  (r->>'native_tokens_completion')::int, COALESCE((r->>'num_media_prompt')::int, 0), COALESCE((r->>'num_media_completion')::int, 0),
+  (r->>'latency')::int, (r->>'generation_time')::int, (r->>'attempts')::int, (r->>'fallback_used')::boolean,
+  COALESCE(r->>'origin', ''), COALESCE((r->>'usage_estimated')::boolean, false), r->>'provider',
+  COALESCE((r->>'tokens_cached')::int, 0), COALESCE((r->>'tokens_reasoning')::int, 0),
+  COALESCE((r->>'cache_discount_nano')::bigint, 0), c, h.created_at)
+ON CONFLICT (request_id) DO UPDATE SET
+  status = EXCLUDED.status, error_code = EXCLUDED.error_code, finish_reason = EXCLUDED.finish_reason,
+  tokens_prompt = EXCLUDED.tokens_prompt, tokens_completion = EXCLUDED.tokens_completion,
+  native_tokens_prompt = EXCLUDED.native_tokens_prompt, native_tokens_completion = EXCLUDED.native_tokens_completion,
+  latency = EXCLUDED.latency, generation_time = EXCLUDED.generation_time, attempts = EXCLUDED.attempts,
+  fallback_used = EXCLUDED.fallback_used, usage_estimated = EXCLUDED.usage_estimated, provider = EXCLUDED.provider,
+  tokens_cached = EXCLUDED.tokens_cached, tokens_reasoning = EXCLUDED.tokens_reasoning, cache_discount = EXCLUDED.cache_discount,
+  total_cost = EXCLUDED.total_cost,
+  streamed = EXCLUDED.streamed;
 $fn$;
