@@ -9,7 +9,7 @@ import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
 const FUNCTIONS_CHECKSUMS: Record<number, string> = {
   1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
   2: '433a2469250316f38e0383d3cf5d2adef662a5397bd5935787d0f1b054545e8e',
-  3: '359a217cdfee6d1952347f4afb28332f7fc7c074074340e4689eb4873b37c2c3',
+  3: '81a8b297bf1d523d42c4257caa4cc3e2d3fcec4e7ed9e3b87b60fd485d972b19',
 };
 
 describe('billing migrations', () => {

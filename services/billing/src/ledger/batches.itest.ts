@@ -5,6 +5,7 @@ import { describeOnEngines } from '@gateway/db/testing';
 import { useLedgerDb } from '../testing/ledger-db';
 import { expectLedgerInvariants, figures } from '../testing/ledger-figures';
 import { payer, type Payer, usageRecord } from '../testing/ledger-fixtures';
+import { until } from '../testing/until';
 import { expireHolds } from './holds';
 
 /**
@@ -67,7 +68,7 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
           expect(await figures(t.db, twins[0])).toEqual(await figures(t.db, twins[1]));
         };
         await placeBoth(s.places, 0);
-        await expireHolds(t.db);
+        await sweepDue(t.db);
         await placeBoth(s.later, s.places.length);
         const closes = (side: number) =>
           s.closes.map((c, n) => ({
@@ -99,7 +100,7 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
       ttl,
     });
     await placeBatch(t.db, [item(0, 0)]);
-    await expireHolds(t.db);
+    await sweepDue(t.db);
     await placeBatch(t.db, [item(1, 60_000)]);
     const settle = (n: number, i: number) => ({ i, hold: `hold_late_${n}`, outcome: 'settle', charge: parseUsd('0.3').toString(), rec: usageRecord });
     expect(await closeBatch(t.db, [settle(0, 0), settle(1, 1)])).toEqual([
@@ -138,6 +139,17 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
     expect((await figures(t.db, b)).key).toEqual({ usage: '100000000', held: '0' });
   });
 });
+
+/** The sweep, once the database's clock has passed every open hold placed to expire at once (ttl 0). */
+async function sweepDue(db: Db): Promise<void> {
+  await until(async () => {
+    const [r] = await db.query<{ past: boolean }>(
+      "SELECT COALESCE(bool_and(clock_timestamp() > expires_at), true) AS past FROM holds WHERE state = 'open' AND expires_at <= created_at",
+    );
+    return r.past;
+  }, "the database's clock past the holds due at once");
+  await expireHolds(db);
+}
 
 type PlaceItem = {
   i: number;

@@ -71,10 +71,12 @@ $fn$;
 
 -- The usage record carries what was charged, so the records of an account sum to its total_usage. An expired
 -- hold already has the sweeper's record (hold_expired); the late close overwrites it with what really happened.
--- One statement for close_hold and close_holds alike.
+-- One statement for close_hold and close_holds alike. PL/pgSQL, not SQL: PostgreSQL plans a SQL function's statement
+-- again at every call, and keeps a PL/pgSQL function's plan for the session.
 CREATE OR REPLACE FUNCTION write_usage_record(h holds, r jsonb, c bigint)
 RETURNS void
-LANGUAGE sql AS $fn$
+LANGUAGE plpgsql AS $fn$
+BEGIN
 INSERT INTO usage_records (request_id, hold_id, account_id, key_id, model, streamed, status, error_code, finish_reason,
   tokens_prompt, tokens_completion, native_tokens_prompt, native_tokens_completion, num_media_prompt, num_media_completion,
   latency, generation_time, attempts, fallback_used, origin, usage_estimated, provider, tokens_cached, tokens_reasoning,
@@ -95,4 +97,5 @@ ON CONFLICT (request_id) DO UPDATE SET
   tokens_cached = EXCLUDED.tokens_cached, tokens_reasoning = EXCLUDED.tokens_reasoning, cache_discount = EXCLUDED.cache_discount,
   total_cost = EXCLUDED.total_cost,
   streamed = EXCLUDED.streamed;
+END
 $fn$;

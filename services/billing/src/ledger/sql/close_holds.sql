@@ -25,9 +25,11 @@ DECLARE
   c bigint;
   res text;
 BEGIN
-  PERFORM 1 FROM holds WHERE holds.id = ANY(ids) ORDER BY holds.id FOR UPDATE;
-  SELECT count(DISTINCT (holds.key_id, holds.account_id)), min(holds.key_id), min(holds.account_id)
-    INTO owners, v_key, v_account FROM holds WHERE holds.id = ANY(ids);
+  -- Planned at every call (EXECUTE), for the array it is given: a plan PL/pgSQL cached while the table was small
+  -- scans every hold, and the table only grows.
+  EXECUTE 'SELECT count(DISTINCT (l.key_id, l.account_id)), min(l.key_id), min(l.account_id)
+             FROM (SELECT key_id, account_id FROM holds WHERE id = ANY($1) ORDER BY id FOR UPDATE) l'
+    INTO owners, v_key, v_account USING ids;
   IF owners <> 1 THEN
     RETURN QUERY SELECT x.i, r.* FROM jsonb_to_recordset(p) AS x(i int, hold text, outcome text, charge bigint, rec jsonb)
       CROSS JOIN LATERAL close_hold(x.hold, x.outcome, x.charge, x.rec) r ORDER BY x.i;
