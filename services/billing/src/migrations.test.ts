@@ -9,7 +9,7 @@ import { LEDGER_FUNCTIONS_VERSION, migrations } from './migrations';
 const FUNCTIONS_CHECKSUMS: Record<number, string> = {
   1: '3be30e57fc4f594ded8d454a3e44931ac54c718c01856914f6cd0cd00d6f5e0f',
   2: '433a2469250316f38e0383d3cf5d2adef662a5397bd5935787d0f1b054545e8e',
-  3: '81a8b297bf1d523d42c4257caa4cc3e2d3fcec4e7ed9e3b87b60fd485d972b19',
+  3: 'd97769c6f7eb7e5e6c6cb93fb3eda9b616a986d6cb96a1bef82263cb0fbd2832',
 };
 
 describe('billing migrations', () => {

@@ -35,8 +35,9 @@ BEGIN
       CROSS JOIN LATERAL close_hold(x.hold, x.outcome, x.charge, x.rec) r ORDER BY x.i;
     RETURN;
   END IF;
-  SELECT * INTO k FROM api_keys WHERE api_keys.id = v_key FOR UPDATE;
-  SELECT * INTO a FROM accounts WHERE accounts.id = v_account FOR UPDATE;
+  -- The lock close_hold's UPDATEs take (see place_holds).
+  SELECT * INTO k FROM api_keys WHERE api_keys.id = v_key FOR NO KEY UPDATE;
+  SELECT * INTO a FROM accounts WHERE accounts.id = v_account FOR NO KEY UPDATE;
   key_held := k.held;
   key_usage := k.usage;
   acct_held := a.held;

@@ -23,14 +23,16 @@ DECLARE
   key_used boolean := false;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(p) AS x(key text, account text) WHERE x.key IS DISTINCT FROM v_key OR x.account IS DISTINCT FROM v_account) THEN
-    SELECT * INTO k FROM api_keys WHERE api_keys.id = v_key AND api_keys.account_id = v_account FOR UPDATE;
+    -- FOR NO KEY UPDATE, the lock place_hold's UPDATEs take: a row that another transaction's new hold or usage
+    -- record references (a foreign-key check, FOR KEY SHARE) is not held up by it.
+    SELECT * INTO k FROM api_keys WHERE api_keys.id = v_key AND api_keys.account_id = v_account FOR NO KEY UPDATE;
   END IF;
   IF k.id IS NULL THEN
     RETURN QUERY SELECT x.i, r.* FROM jsonb_to_recordset(p) AS x(i int, id text, account text, key text, request text, idem text, model text, amount bigint, ttl bigint)
       CROSS JOIN LATERAL place_hold(x.id, x.account, x.key, x.request, x.idem, x.model, x.amount, x.ttl) r ORDER BY x.i;
     RETURN;
   END IF;
-  SELECT * INTO a FROM accounts WHERE accounts.id = v_account FOR UPDATE;
+  SELECT * INTO a FROM accounts WHERE accounts.id = v_account FOR NO KEY UPDATE;
   key_held := k.held;
   acct_held := a.held;
 
