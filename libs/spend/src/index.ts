@@ -1,4 +1,4 @@
-export { PaidCall, type SpendDeps, type PaidCallSpec, type Answer } from './paid-call';
+export { PaidCall, checkpointEveryMs, type SpendDeps, type PaidCallSpec, type Answer } from './paid-call';
 export { HoldCloser, type CloseDeps, type CallFacts, type Usage } from './hold-closer';
 export { holdRecordToJSON, holdRecordFromJSON, type HoldRecord } from './hold-record';
 export { guarded, type Releasable } from './guarded';

@@ -25,6 +25,9 @@ export interface SpendDeps extends CloseDeps {
 
 const CHECKPOINT_EVERY_MS = 5_000;
 
+/** How long a stream runs before its first checkpoint (PaidCall.progress), and between checkpoints. */
+export const checkpointEveryMs = (deps: Pick<SpendDeps, 'checkpointEveryMs'>): number => deps.checkpointEveryMs ?? CHECKPOINT_EVERY_MS;
+
 export interface PaidCallSpec {
   ctx: RequestContext;
   category: ModelConfig['category'];
@@ -215,7 +218,7 @@ export class PaidCall {
    */
   progress(measure: () => Promise<Usage>): void {
     const now = Date.now();
-    const every = this.deps.checkpointEveryMs ?? CHECKPOINT_EVERY_MS;
+    const every = checkpointEveryMs(this.deps);
     if (this.nextCheckpointAt === 0) this.nextCheckpointAt = now + every;
     if (now < this.nextCheckpointAt || this.checkpointing || this.closer.closed) return;
     this.nextCheckpointAt = now + every;

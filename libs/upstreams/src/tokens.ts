@@ -4,8 +4,8 @@ import { Worker } from 'node:worker_threads';
 /**
  * How long the worker may go without a count before it is ended. Its encoder is ~80 MiB of heap and the thread
  * ~150 MiB of RSS in all, which only ending the thread gives back: a gateway that streamed once must not keep it for
- * ever. Streams count at every checkpoint (seconds apart), so one running keeps it; reloading it costs the next
- * stream's first count about a second of CPU on the other core, started as that stream opens (warmTokenizer).
+ * ever. Streams count at every checkpoint (seconds apart), so one running keeps it; reloading it costs about a second
+ * of CPU on the other core, started a little before a stream's first checkpoint (warmTokenizer).
  */
 export const TOKEN_WORKER_IDLE_MS = 60_000;
 
@@ -120,10 +120,10 @@ export async function countTokensOfAll(texts: readonly string[]): Promise<number
 }
 
 /**
- * Starts the worker, if none runs, which loads the encoder (over a second of CPU) on the other core. Called when a
- * stream opens (both run modes), so that stream's first checkpoint does not wait for the load; nothing loads it at
- * start, so an idle process holds none of it. Otherwise the first count starts it. Unused, it ends after
- * TOKEN_WORKER_IDLE_MS.
+ * Starts the worker, if none runs, which loads the encoder (over a second of CPU) on the other core. Called a little
+ * before a stream's first checkpoint is due (both run modes, run-chat.ts), so that checkpoint does not wait for the
+ * load; nothing loads it at start, and a stream that ends before then with its upstream's usage never does. Otherwise
+ * the first count starts it. Unused, it ends after TOKEN_WORKER_IDLE_MS.
  */
 export function warmTokenizer(): void {
   const w = tokenWorker();

@@ -11,3 +11,4 @@ export { answers, fails, fakeTextProtocol, type Behaviour, type FakeTextProtocol
 export { wavHeader } from '../simulated/wav';
 export { solidPng } from '../simulated/png';
 export { mp3FrameAt, mp3Frames } from './mp3-frames';
+export { stopTokenWorker, tokenWorkerRunning } from '../tokens';

@@ -1,7 +1,7 @@
 import type { GatewayError } from '@gateway/errors';
 import { formatUsd } from '@gateway/money';
 import { failingPublish, spendFixture, testContext, type SpendFixture, type TestModel } from '@gateway/spend/testing';
-import { answers, fails, fakeTextProtocol, type Behaviour } from '@gateway/upstreams/testing';
+import { answers, fails, fakeTextProtocol, stopTokenWorker, tokenWorkerRunning, type Behaviour } from '@gateway/upstreams/testing';
 import { promptText, textCharge, textWorstCase } from '@gateway/pricing';
 import { UpstreamError, claimTokenWorker, countTokens } from '@gateway/upstreams';
 import { completeChat, completeChats, runChatStream, type ChatCall, type ChatUsageFigures, type StreamSink, type TextDeps } from './run-chat';
@@ -234,6 +234,31 @@ describe('chat flow', () => {
       await runChatStream(testContext(), c.client, deps, stream(), c.sink);
       await fx.billing.delivered();
       expect(fx.billing.arrivals).toEqual(['hold.close.v1']);
+    });
+
+    it("a stream that ends before its first checkpoint with the upstream's usage never loads the token counter", async () => {
+      await stopTokenWorker();
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: ['Hel', 'lo'], gapMs: 20, usage: { prompt_tokens: 4, completion_tokens: 2 } }),
+      });
+      const c = client();
+      await runChatStream(testContext(), c.client, deps, stream(), c.sink);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(tokenWorkerRunning()).toBe(false);
+    });
+
+    it('a stream that runs towards its first checkpoint starts loading the token counter before it is due', async () => {
+      await stopTokenWorker();
+      const words = Array.from({ length: 8 }, (_, i) => ` word${i}`);
+      const { deps } = await world([{ id: 'acme/chat', endpoints: ['p1/chat'] }], {
+        'p1/chat': () => ({ pieces: words, gapMs: 25, usage: { prompt_tokens: 4, completion_tokens: 8 } }),
+      });
+      const c = client();
+      // First checkpoint due after 2.6 s: the load starts 2.5 s before it, at 0.1 s, while the stream still runs.
+      const running = runChatStream(testContext(), c.client, { ...deps, checkpointEveryMs: 2_600 }, stream(), c.sink);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(tokenWorkerRunning()).toBe(true);
+      await running;
     });
 
     it('releases a stream that breaks before delivering any token, and tells the client', async () => {

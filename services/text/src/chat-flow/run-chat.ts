@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { ProviderConfig, ProviderPreferences, ResolvedModel } from '@gateway/config';
 import { GatewayError } from '@gateway/errors';
 import type { RequestContext } from '@gateway/service-kit';
-import { PaidCall, guarded, type SpendDeps } from '@gateway/spend';
+import { PaidCall, checkpointEveryMs, guarded, type SpendDeps } from '@gateway/spend';
 import { promptText, textWorstCase } from '@gateway/pricing';
 import { countTokens, warmTokenizer, type ChatChunk, type ChatCompletion, type TextProtocol } from '@gateway/upstreams';
 import { requestedCap, withOutputCap } from '../output-cap';
@@ -209,10 +209,31 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
   paid.markFirstByte();
   client.open();
   sink.start(model, requestId);
-  // Its checkpoints count what it delivered: the encoder (loaded on first use, over a second) starts loading now, so
-  // the first checkpoint of the first stream after a start is not late by the load.
-  warmTokenizer();
+  // Its checkpoints count what it delivered, and the encoder takes over a second to load on first use: it starts
+  // loading this long before the first checkpoint is due, so that checkpoint is not late by the load, while a stream
+  // that ends sooner with the upstream's own usage (most do) never loads the encoder's ~150 MiB.
+  const warming = setTimeout(warmTokenizer, Math.max(0, checkpointEveryMs(deps) - TOKENIZER_LOAD_LEAD_MS));
+  warming.unref();
+  try {
+    await deliver(client, call, sink, paid, cap, result, model);
+  } finally {
+    clearTimeout(warming);
+  }
+}
 
+/** How long before a stream's first checkpoint its token counter starts loading (runChatStream). */
+const TOKENIZER_LOAD_LEAD_MS = 2_500;
+
+/** The stream after its first chunk: frames, checkpoints, then the settle, or the partial charge of a break. */
+async function deliver(
+  client: StreamClient,
+  call: ChatCall,
+  sink: StreamSink,
+  paid: PaidCall,
+  cap: TextCap | undefined,
+  result: { iterator: AsyncIterator<ChatChunk>; first: IteratorResult<ChatChunk> },
+  model: ResolvedModel,
+): Promise<void> {
   let delivered = '';
   let finishReason: string | null = null;
   let reported: ChatChunk['usage'];
