@@ -33,7 +33,9 @@ const PLACE_ONE = 'SELECT * FROM place_hold($1, $2, $3, $4, $5, $6, $7, $8)';
 // A batch is answered as its calls would be in order, each key's and account's row written once (place_holds.sql).
 const PLACE_MANY = 'SELECT * FROM place_holds($1::jsonb)';
 const CLOSE_ONE = 'SELECT * FROM close_hold($1, $2, $3, $4)';
-// The same for closes; the function locks the batch's holds first, in id order, as the sweeper does (close_holds.sql).
+// The same for closes. The function locks the batch's holds first, in id order, then the key, then the account, as
+// the sweeper does (close_holds.sql): a batch that held the key and the account while reaching for its next hold
+// could deadlock with the sweeper, which takes holds first (the property tests on PostgreSQL found that once).
 const CLOSE_MANY = 'SELECT * FROM close_holds($1::jsonb)';
 
 type PlaceArgs = [string, string, string, string, string | null, string, string, number];

@@ -185,6 +185,9 @@ export function streamChat(ctx: RequestContext, res: Response, deps: TextDeps, c
   return withSseClient(res, (client) => runChatStream(ctx, client, deps, call, sink));
 }
 
+/** How long before a stream's first checkpoint its token counter starts loading (runChatStream). */
+const TOKENIZER_LOAD_LEAD_MS = 2_500;
+
 /**
  * The streamed chat flow. The first chunk is pulled inside the failover loop, so an upstream that accepts and then
  * dies before saying anything still hands over to the next endpoint, and the client gets a JSON error with a real
@@ -220,9 +223,6 @@ export async function runChatStream(ctx: RequestContext, client: StreamClient, d
     clearTimeout(warming);
   }
 }
-
-/** How long before a stream's first checkpoint its token counter starts loading (runChatStream). */
-const TOKENIZER_LOAD_LEAD_MS = 2_500;
 
 /** The stream after its first chunk: frames, checkpoints, then the settle, or the partial charge of a break. */
 async function deliver(
