@@ -49,17 +49,9 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
         if (s.suspended) await t.db.query('UPDATE accounts SET suspended = true WHERE id = ANY($1)', [twins.map((p) => p.accountId)]);
         const holdId = (side: number, n: number) => `hold_${run}_${side}_${n}`;
         const places = (side: number, who: Payer, items: typeof s.places, first = 0) =>
-          items.map((p, n) => ({
-            i: n,
-            id: holdId(side, first + n),
-            account: who.accountId,
-            key: who.keyId,
-            request: `req_${run}_${side}_${p.request}`,
-            idem: p.idem,
-            model: 'm/x',
-            amount: parseUsd(p.amount).toString(),
-            ttl: p.expiresAtOnce ? 0 : 60_000,
-          }));
+          items.map((p, n) =>
+            placeArgs(n, who, holdId(side, first + n), `req_${run}_${side}_${p.request}`, p.amount, p.expiresAtOnce ? 0 : 60_000, p.idem),
+          );
         const placeBoth = async (items: typeof s.places, first: number) => {
           if (items.length === 0) return;
           const batched = await placeBatch(t.db, places(0, twins[0], items, first));
@@ -88,17 +80,7 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
 
   it('a late settle the balance can no longer cover is dropped, as close_hold drops it', async () => {
     const who = await payer(t.db, '0.5');
-    const item = (n: number, ttl: number) => ({
-      i: 0,
-      id: `hold_late_${n}`,
-      account: who.accountId,
-      key: who.keyId,
-      request: `req_late_${n}`,
-      idem: null,
-      model: 'm/x',
-      amount: parseUsd('0.3').toString(),
-      ttl,
-    });
+    const item = (n: number, ttl: number) => placeArgs(0, who, `hold_late_${n}`, `req_late_${n}`, '0.3', ttl);
     await placeBatch(t.db, [item(0, 0)]);
     await sweepDue(t.db);
     await placeBatch(t.db, [item(1, 60_000)]);
@@ -111,17 +93,7 @@ describeOnEngines('ledger batches answer as their calls one by one', (engine) =>
 
   it('a batch of several keys and accounts is answered item by item, as the calls one by one', async () => {
     const [a, b] = [await payer(t.db, '1'), await payer(t.db, '1', '0.5')];
-    const items = [a, b, a, b, b].map((who, i) => ({
-      i,
-      id: `hold_mixed_${i}`,
-      account: who.accountId,
-      key: who.keyId,
-      request: `req_mixed_${i}`,
-      idem: null,
-      model: 'm/x',
-      amount: parseUsd('0.3').toString(),
-      ttl: 60_000,
-    }));
+    const items = [a, b, a, b, b].map((who, i) => placeArgs(i, who, `hold_mixed_${i}`, `req_mixed_${i}`, '0.3', 60_000));
     expect((await placeBatch(t.db, items)).map((r) => r.outcome)).toEqual(['placed', 'placed', 'placed', 'key_limit', 'key_limit']);
     const closes = items.map((h, i) => ({ i, hold: h.id, outcome: 'settle', charge: parseUsd('0.1').toString(), rec: usageRecord }));
     expect((await closeBatch(t.db, [...closes, { ...closes[0], i: closes.length }])).map((r) => r.result)).toEqual([
@@ -162,6 +134,11 @@ type PlaceItem = {
   amount: string;
   ttl: number;
 };
+/** One item of a place batch, as holds.ts sends it: `amount` in USD. */
+function placeArgs(i: number, who: Payer, id: string, request: string, amount: string, ttl: number, idem: string | null = null): PlaceItem {
+  return { i, id, account: who.accountId, key: who.keyId, request, idem, model: 'm/x', amount: parseUsd(amount).toString(), ttl };
+}
+
 type CloseItem = { i: number; hold: string; outcome: string; charge: string; rec: unknown };
 type Answer = Record<string, unknown>;
 
