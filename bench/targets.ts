@@ -6,7 +6,6 @@ import { type ChildProcess, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EMBEDDED_MALLOC_TUNABLES } from '@gateway/topology';
 import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import type { TargetName } from './options';
 import { freePort, freePortSet, ROOT, spawnNode, stopChild, lineMatching, track, waitFor } from './procs';
@@ -156,15 +155,27 @@ export interface EmbeddedOptions {
  */
 export function embeddedArgs(root: string, profiling = false): string[] {
   const build = path.join(root, 'scripts', 'build.js');
+  const { v8Flags } = startSettingsOf(root);
   if (process.env.GATEWAY_FROM_SOURCE === '1' || profiling || !fs.existsSync(build))
-    return ['--import', 'tsx', path.join(root, 'services', 'gateway', 'src', 'main.ts')];
+    return [...v8Flags, '--import', 'tsx', path.join(root, 'services', 'gateway', 'src', 'main.ts')];
   execFileSync(process.execPath, [build, '--if-stale'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  return ['--enable-source-maps', path.join(root, 'dist', 'gateway.cjs')];
+  return [...v8Flags, '--enable-source-maps', path.join(root, 'dist', 'gateway.cjs')];
 }
 
-/** What package.json's start script adds to the embedded gateway's environment (libs/topology, EMBEDDED_MALLOC_TUNABLES). */
-export const embeddedEnv = (): NodeJS.ProcessEnv => ({
-  GLIBC_TUNABLES: [process.env.GLIBC_TUNABLES, EMBEDDED_MALLOC_TUNABLES].filter(Boolean).join(':'),
+/**
+ * What `pnpm start` in checkout `root` sets for the embedded gateway (its libs/topology): V8 flags and glibc's malloc
+ * tunables. `pnpm bench ab` thus runs another commit as its own start script did; one from before a setting runs
+ * without it.
+ */
+function startSettingsOf(root: string): { v8Flags: string[]; mallocTunables?: string } {
+  const file = path.join(root, 'libs', 'topology', 'src', 'commands.ts');
+  const settings: { EMBEDDED_V8_FLAGS?: string[]; EMBEDDED_MALLOC_TUNABLES?: string } = fs.existsSync(file) ? require(file) : {};
+  return { v8Flags: settings.EMBEDDED_V8_FLAGS ?? [], mallocTunables: settings.EMBEDDED_MALLOC_TUNABLES };
+}
+
+/** What package.json's start script in checkout `root` adds to the embedded gateway's environment (startSettingsOf). */
+export const embeddedEnv = (root = ROOT): NodeJS.ProcessEnv => ({
+  GLIBC_TUNABLES: [process.env.GLIBC_TUNABLES, startSettingsOf(root).mallocTunables].filter(Boolean).join(':'),
 });
 
 /** `pnpm start` as a user runs it (embeddedArgs: the bundle, PGlite on disk), on a free port. */
@@ -187,7 +198,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<Target> {
       GATEWAY_CONFIG: o.configPath,
       GATEWAY_ADMIN_TOKEN: o.adminToken,
       GATEWAY_DATA_DIR: o.dataDir,
-      ...embeddedEnv(),
+      ...embeddedEnv(root),
       LOG_LEVEL: o.logLevel,
       DATABASE_URL: '',
       REDIS_URL: '',

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { EDGE, EMBEDDED_COMMAND, EMBEDDED_MALLOC_TUNABLES, SERVICES, serviceCommand } from '@gateway/topology';
+import { EDGE, EMBEDDED_COMMAND, EMBEDDED_MALLOC_TUNABLES, EMBEDDED_V8_FLAGS, SERVICES, serviceCommand } from '@gateway/topology';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const read = (p: string) => fs.readFileSync(path.join(ROOT, p), 'utf8');
@@ -94,5 +94,9 @@ describe('`pnpm start` on glibc', () => {
 
   it('start runs the image’s embedded command', () => {
     expect(scripts.start).toMatch(new RegExp(`exec ${EMBEDDED_COMMAND.join(' ').replace(/[.]/g, '\\.')}$`));
+  });
+
+  it('start:source runs the same V8 flags as the image, on the source', () => {
+    expect(scripts['start:source']).toMatch(new RegExp(` exec node ${EMBEDDED_V8_FLAGS.join(' ')} --import tsx `));
   });
 });

@@ -34,12 +34,28 @@ export const migrateCommand = (service: string): string[] => [...bundleCommand('
 /**
  * glibc's malloc for `pnpm start` (package.json's start script sets GLIBC_TUNABLES to this, after any the caller
  * set). By default each thread's arena keeps what it freed: V8's compiler threads, optimising PGlite's WebAssembly
- * at start, left about 100 MiB of freed memory resident in theirs for the life of the process. A fixed trim
- * threshold gives free memory above 1 MiB back to the system: about 80 MiB less RSS idle and 70 MiB less at the
- * peak under chat, `pnpm bench ab` found chat no slower, and a start takes about 0.3-0.6 s longer (docs/benchmarks.md,
- * 2026-11-28 15:10-15:35). The image is Alpine (musl), which has no such tunable.
+ * at start, left about 100 MiB of freed memory resident in theirs for the life of the process.
+ * - A fixed trim threshold gives an arena's free top above 1 MiB back to the system: about 80 MiB less RSS idle and
+ *   70 MiB less at the peak under chat (docs/benchmarks.md, 2026-11-28 15:10-15:35).
+ * - The trim cannot reach the holes under the top: the compilers' 32 KiB work segments, freed between the small
+ *   long-lived blocks (compiled code's metadata) allocated beside them. With the mmap threshold at 32 KiB each such
+ *   segment is a mapping of its own, unmapped when freed. With EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a
+ *   first start and 290 -> 223 after a restart (medians of three), a first start 0.4 s longer, and chat at c=50
+ *   0.94x as fast, inside the rounds' spread (docs/benchmarks.md, 2026-11-28 20:10-21:00).
+ * The image is Alpine (musl), which has no such tunables.
  */
-export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576';
+export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:glibc.malloc.mmap_threshold=32768';
+
+/**
+ * V8's memory reducer, which gives an idle heap's pages back, starts 2 s after the last full collection instead of
+ * 8 s: the start's garbage (young generation grown to its full size, old pages freed by the last collections) is
+ * returned a few seconds after the gateway is ready, not 10-20 s later. Under load the reducer does not run (it waits
+ * for a low allocation rate), so the busy path is unchanged.
+ */
+export const EMBEDDED_V8_FLAGS = ['--gc-memory-reducer-start-delay-ms=2000'];
 
 /** The image's default command: the embedded gateway, every service in one process. */
-export const EMBEDDED_COMMAND = bundleCommand('gateway');
+export const EMBEDDED_COMMAND = ((): string[] => {
+  const [node, ...rest] = bundleCommand('gateway');
+  return [node, ...EMBEDDED_V8_FLAGS, ...rest];
+})();

@@ -22,7 +22,15 @@ export {
   type PortMessage,
 } from './port-handoff';
 export { holdPort, type HoldPortOptions } from './hold-port';
-export { bundleCommand, EMBEDDED_COMMAND, EMBEDDED_MALLOC_TUNABLES, migrateCommand, serviceCommand, sourceCommand } from './commands';
+export {
+  bundleCommand,
+  EMBEDDED_COMMAND,
+  EMBEDDED_MALLOC_TUNABLES,
+  EMBEDDED_V8_FLAGS,
+  migrateCommand,
+  serviceCommand,
+  sourceCommand,
+} from './commands';
 export { CONNECT_TIMEOUT_MS, EJECT_MS, POOLED_IDLE, POOLED_IDLE_MS, ReplicaSet, addressList, neverReached, type ReplicaSetOptions } from './replicas';
 export {
   MAX_REPLICAS,
