@@ -41,7 +41,7 @@ export const migrateCommand = (service: string): string[] => [...bundleCommand('
  *   long-lived blocks (compiled code's metadata) allocated beside them. With the mmap threshold at 32 KiB each such
  *   segment is a mapping of its own, unmapped when freed. With EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a
  *   first start and 290 -> 223 after a restart (medians of three), a first start 0.4 s longer, and chat at c=50
- *   0.94x as fast, inside the rounds' spread (docs/benchmarks.md, 2026-11-28 20:10-21:00).
+ *   0.94x as fast, inside the rounds' spread (docs/benchmarks.md, 2026-11-28 20:00-21:00).
  * The image is Alpine (musl), which has no such tunables.
  */
 export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:glibc.malloc.mmap_threshold=32768';

@@ -2,19 +2,16 @@ import express, { type Request, type Router } from 'express';
 import { GatewayError } from '@gateway/errors';
 import type { RateMeter } from '@gateway/ratelimit';
 import { INTERNAL, checkJsonBody, clientGone, contextOf } from '@gateway/service-kit';
-import { type InitializeRequest, isInitializeRequest, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeRequest, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { answerBatch, type BatchItem } from './batch';
-import { messagesOf } from './body';
 import { storedClientInfo } from './client-info';
-import { firstId, RPC, rpcError, sessionError } from './json-rpc';
+import { firstId, sessionError } from './json-rpc';
 import type { McpLimits } from './limits';
 import { meterExtra } from './meter-batch';
-import { OneShotTransport } from './one-shot-transport';
 import { headerVersionOk, negotiate, PROTOCOL_VERSIONS } from './protocol-version';
-import { CAPABILITIES } from './capabilities';
-import { buildServer, SERVER_INFO } from './server';
+import { CAPABILITIES, SERVER_INFO } from './capabilities';
+import { mcpSdk } from './mcp-sdk';
 import type { SessionStore } from './sessions';
-import { setLevel } from './set-level';
 import type { StreamHub } from './stream/hub';
 import { runStream, type StreamOptions } from './stream/sse';
 import type { Caller, ToolDeps } from './tools';
@@ -59,6 +56,7 @@ export function mountMcp(
         `Unsupported MCP-Protocol-Version ${versionHeader}: this endpoint speaks ${PROTOCOL_VERSIONS.join(' and ')}`,
       );
     }
+    const { messagesOf, isInitializeRequest, isJSONRPCRequest, setLevel, exchange } = mcpSdk();
     const { messages, batch } = messagesOf(req.body, limits.maxBatch);
 
     const init = messages.find((m) => isInitializeRequest(m)) as (InitializeRequest & { id: string | number }) | undefined;
@@ -116,22 +114,4 @@ export function mountMcp(
     deps.hub.end(sessionId);
     res.status(204).end();
   });
-}
-
-/** One request through a fresh SDK server bound to this caller; its response, or an internal error. */
-async function exchange(request: JSONRPCRequest, caller: Caller, deps: ToolDeps, clientGone: AbortSignal): Promise<object> {
-  const server = buildServer(caller, deps);
-  const transport = new OneShotTransport();
-  await server.connect(transport);
-  // Closing the server aborts the handler's signal, which the tools pass to their gateway calls.
-  const abandon = () => void server.close();
-  clientGone.addEventListener('abort', abandon);
-  try {
-    return await transport.exchange(request);
-  } catch (e) {
-    return rpcError(request.id, RPC.internal, (e as Error).message);
-  } finally {
-    clientGone.removeEventListener('abort', abandon);
-    await server.close();
-  }
 }

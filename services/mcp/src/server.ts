@@ -1,10 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CAPABILITIES } from './capabilities';
+import { CAPABILITIES, SERVER_INFO } from './capabilities';
 import { registerPrompts } from './prompts';
 import { registerResources } from './resources';
 import { availableTools, type Caller, type ToolDeps } from './tools';
-
-export const SERVER_INFO = { name: 'model-gateway', version: '0.1.0' } as const;
 
 /**
  * The SDK's server for one request of one caller: tool registration, argument validation, outputSchema checks,
