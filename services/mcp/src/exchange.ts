@@ -4,8 +4,8 @@ import { OneShotTransport } from './one-shot-transport';
 import { buildServer } from './server';
 import type { Caller, ToolDeps } from './tools';
 
-export /** One request through a fresh SDK server bound to this caller; its response, or an internal error. */
-async function exchange(request: JSONRPCRequest, caller: Caller, deps: ToolDeps, clientGone: AbortSignal): Promise<object> {
+/** One request through a fresh SDK server bound to this caller; its response, or an internal error. */
+export async function exchange(request: JSONRPCRequest, caller: Caller, deps: ToolDeps, clientGone: AbortSignal): Promise<object> {
   const server = buildServer(caller, deps);
   const transport = new OneShotTransport();
   await server.connect(transport);
