@@ -37,9 +37,9 @@ export const migrateCommand = (service: string): string[] => [...bundleCommand('
  * at start, left about 100 MiB of freed memory resident in theirs for the life of the process.
  * - A fixed trim threshold gives an arena's free top above 1 MiB back to the system: about 80 MiB less RSS idle and
  *   70 MiB less at the peak under chat (docs/benchmarks.md, 2026-11-28 15:10-15:35).
- * - The trim cannot reach the holes under the top: the compilers' 32 KiB work segments, freed between the small
- *   long-lived blocks (compiled code's metadata) allocated beside them. With the mmap threshold at 32 KiB each such
- *   segment is a mapping of its own, unmapped when freed. With EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a
+ * - The trim cannot reach free holes under an arena's top (`malloc_trim(0)`, called by hand in an idle gateway, freed
+ *   23 MiB more). Very likely they are the compilers' 32 KiB work segments, freed between small blocks that live on.
+ *   With the mmap threshold at 32 KiB each such segment is a mapping of its own, unmapped when freed. With EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a
  *   first start and 290 -> 223 after a restart (medians of three), a first start 0.4 s longer, and chat at c=50
  *   0.94x as fast, inside the rounds' spread (docs/benchmarks.md, 2026-11-28 20:00-21:00).
  * The image is Alpine (musl), which has no such tunables.
@@ -49,8 +49,8 @@ export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:gli
 /**
  * V8's memory reducer, which gives an idle heap's pages back, starts 2 s after the last full collection instead of
  * 8 s: the start's garbage (young generation grown to its full size, old pages freed by the last collections) is
- * returned a few seconds after the gateway is ready, not 10-20 s later. Under load the reducer does not run (it waits
- * for a low allocation rate), so the busy path is unchanged.
+ * returned a few seconds after the gateway is ready, not 10-20 s later. The reducer acts only while the allocation
+ * rate is low, so a busy gateway is not collected more often for it.
  */
 export const EMBEDDED_V8_FLAGS = ['--gc-memory-reducer-start-delay-ms=2000'];
 
