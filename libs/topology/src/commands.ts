@@ -23,10 +23,13 @@ export const sourceCommand = (entry: string): string[] => ['node', '--import', '
 export const FLEET_V8_FLAGS = ['--max-semi-space-size=4'];
 
 /** A fleet process's command: the edge or a service of the service table. */
-export const serviceCommand = (name: string, from: 'bundle' | 'source' = 'bundle'): string[] => {
-  const [node, ...rest] = from === 'bundle' ? bundleCommand(name) : sourceCommand(`services/${name}/src/main.ts`);
-  return [node, ...FLEET_V8_FLAGS, ...rest];
-};
+export const serviceCommand = (name: string, from: 'bundle' | 'source' = 'bundle'): string[] =>
+  withNodeFlags(FLEET_V8_FLAGS, from === 'bundle' ? bundleCommand(name) : sourceCommand(`services/${name}/src/main.ts`));
+
+/** A command with node's own flags put right after `node`, where node reads them. */
+function withNodeFlags(flags: readonly string[], [node, ...rest]: string[]): string[] {
+  return [node, ...flags, ...rest];
+}
 
 /** The migrate command for one service's schema (the chart's hook Job, k8s/migrate-job.yaml). */
 export const migrateCommand = (service: string): string[] => [...bundleCommand('migrate'), service];
@@ -39,9 +42,10 @@ export const migrateCommand = (service: string): string[] => [...bundleCommand('
  *   70 MiB less at the peak under chat (docs/benchmarks.md, 2026-11-28 15:10-15:35).
  * - The trim cannot reach free holes under an arena's top (`malloc_trim(0)`, called by hand in an idle gateway, freed
  *   23 MiB more). Very likely they are the compilers' 32 KiB work segments, freed between small blocks that live on.
- *   With the mmap threshold at 32 KiB each such segment is a mapping of its own, unmapped when freed. With EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a
- *   first start and 290 -> 223 after a restart (medians of three), a first start 0.4 s longer, and chat at c=50
- *   0.94x as fast, inside the rounds' spread (docs/benchmarks.md, 2026-11-28 20:00-21:00).
+ *   With the mmap threshold at 32 KiB each such segment is a mapping of its own, unmapped when freed. With
+ *   EMBEDDED_V8_FLAGS: 278 -> 225 MiB idle after a first start and 290 -> 223 after a restart (medians of three), a
+ *   first start 0.4 s longer, and chat at c=50 0.94x as fast, inside the rounds' spread (docs/benchmarks.md,
+ *   2026-11-28 20:00-21:00).
  * The image is Alpine (musl), which has no such tunables.
  */
 export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:glibc.malloc.mmap_threshold=32768';
@@ -55,7 +59,4 @@ export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:gli
 export const EMBEDDED_V8_FLAGS = ['--gc-memory-reducer-start-delay-ms=2000'];
 
 /** The image's default command: the embedded gateway, every service in one process. */
-export const EMBEDDED_COMMAND = ((): string[] => {
-  const [node, ...rest] = bundleCommand('gateway');
-  return [node, ...EMBEDDED_V8_FLAGS, ...rest];
-})();
+export const EMBEDDED_COMMAND = withNodeFlags(EMBEDDED_V8_FLAGS, bundleCommand('gateway'));
