@@ -57,8 +57,8 @@ export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:gli
  * rate is low, so a busy gateway is not collected more often for it.
  *
  * The old generation may grow to twice what the last full collection kept, not four times. Under chat at c=50 the
- * serving heap keeps 30-45 MiB live, but V8's default (up to 4x when the mutator is fast) let it fill to 155-190 MiB of
- * garbage before the next full collection, and RSS kept that high-water mark: about 400 MiB at the bench's peak
+ * serving heap keeps 30-45 MiB live, but V8's default (up to 4x when the mutator is fast) let it fill to 155-190 MiB,
+ * mostly garbage, before the next full collection, and RSS kept that high-water mark: about 400 MiB at the bench's peak
  * against 320 with this flag. The price is more full collections: CPU per request x1.09, req/s x0.94 in one
  * `pnpm bench ab` (docs/benchmarks.md, 2026-11-29 00:00-00:45). 150 and 200 left the peak at 327-365 MiB.
  */
