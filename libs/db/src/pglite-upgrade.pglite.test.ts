@@ -36,7 +36,7 @@ describe('a data directory made by PGlite 0.3, opened by the gateway', () => {
     await again.close();
   });
 
-  it('runs with fsync on and 16 MB of shared buffers, whatever PGlite would start with', async () => {
+  it('runs with fsync on and 4 MB of shared buffers, whatever PGlite would start with', async () => {
     const db = await openPglite(dir);
     const settings = await db.query<{ name: string; setting: string }>(
       "SELECT name, current_setting(name) AS setting FROM unnest(ARRAY['fsync', 'shared_buffers', 'wal_sync_method']) AS name ORDER BY name",
@@ -44,7 +44,7 @@ describe('a data directory made by PGlite 0.3, opened by the gateway', () => {
     await db.close();
     expect(settings).toEqual([
       { name: 'fsync', setting: 'on' },
-      { name: 'shared_buffers', setting: '16MB' },
+      { name: 'shared_buffers', setting: '4MB' },
       { name: 'wal_sync_method', setting: 'fdatasync' },
     ]);
   });

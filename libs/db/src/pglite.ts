@@ -9,7 +9,7 @@ import { SCHEMA_NAME } from './schema-name';
 
 /**
  * One PGlite that several services share, each in a schema of its own, as the fleet's services share one
- * PostgreSQL server: one WebAssembly heap (about 30 MiB resident idle with 16 MB of shared buffers) instead of one
+ * PostgreSQL server: one WebAssembly heap (about 15 MiB resident idle with 4 MB of shared buffers) instead of one
  * per service. PGlite has a single session, so a transaction holds it for every schema: a service must never
  * wait, inside its transaction, on another schema of the same host (it would wait forever).
  */
