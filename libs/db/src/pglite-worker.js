@@ -159,9 +159,9 @@ function syncPath(file) {
  * off): no commit would ever reach the disk through our real sync, so it goes. And `shared_buffers` comes down from
  * 128 MB to 4 MB: PostgreSQL touches every page of its buffer pool when it starts, so each PGlite's WebAssembly heap
  * (never given back) holds the whole pool resident from the first second, idle or not: about 11 MiB plus the pool.
- * 16 MB was not measurably faster: the gateway's tables are appends and lookups by random ids, whose indexes outgrow any pool
- * of this size within minutes of load, and a miss is a read from the kernel's page cache, not the disk
- * (docs/benchmarks.md, 2026-11-29 01:50-02:50).
+ * 16 MB was not measurably faster: the gateway's tables are appends and lookups by random ids, whose indexes
+ * outgrow any pool of this size within minutes of load, and a miss is a read from the kernel's page cache, not the
+ * disk (docs/benchmarks.md, 2026-11-29 01:50-02:50).
  */
 function startParams() {
   return [...PGlite.defaultStartParams.filter((p) => p !== '-F'), '-c', `shared_buffers=${SHARED_BUFFERS}`];

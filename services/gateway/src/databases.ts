@@ -21,12 +21,13 @@ export { SHARED_DIR } from './early-databases';
 /**
  * Every service's database for the embedded gateway. On PostgreSQL each gets its schema, as in the fleet. On PGlite,
  * billing keeps a database of its own and the other four share one, a schema each: each PGlite is a WebAssembly heap
- * (about 15 MiB of a 128 MiB heap resident idle with PGlite 0.4 and 4 MB of shared buffers; 250-320 MiB before), so five made the process about
- * 1.6 GB. Both run on the process's one PGlite thread (libs/db pglite-thread.ts). Billing stays apart because other
- * services call it inside their own transactions (a video submission places its hold while it holds the jobs
- * table's account lock), and PGlite's one session would make that call wait for the very transaction waiting on it;
- * two databases are two sessions, each with its own queue on that thread. A data directory written with a PGlite
- * per service is moved onto the shared one at start (shared-layout-upgrade.ts); should that fail, it runs as it was.
+ * (about 15 MiB of a 128 MiB heap resident idle with PGlite 0.4 and 4 MB of shared buffers; 250-320 MiB before),
+ * so five made the process about 1.6 GB. Both run on the process's one PGlite thread (libs/db pglite-thread.ts).
+ * Billing stays apart because other services call it inside their own transactions (a video submission places its
+ * hold while it holds the jobs table's account lock), and PGlite's one session would make that call wait for the
+ * very transaction waiting on it; two databases are two sessions, each with its own queue on that thread. A data
+ * directory written with a PGlite per service is moved onto the shared one at start (shared-layout-upgrade.ts);
+ * should that fail, it runs as it was.
  */
 export async function openEmbeddedDatabases(opts: { databaseUrl?: string; dataDir?: string }, logger: Logger): Promise<EmbeddedDatabases> {
   const { dataDir } = opts;
