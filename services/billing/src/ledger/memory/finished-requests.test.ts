@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { FinishedRequests } from './finished-requests';
 
-const BUCKET_MS = 10_000;
+const BUCKET_MS = 5_000;
 
 describe('FinishedRequests', () => {
   it('remembers each (account, request) pair from when it finished until at least the cut, and at most a bucket after', () => {
@@ -10,9 +10,9 @@ describe('FinishedRequests', () => {
         op: fc.constant('add' as const),
         account: fc.constantFrom('a', 'b', 'c'),
         request: fc.constantFrom('r1', 'r2', 'r3', 'r4'),
-        dt: fc.nat(6_000),
+        dt: fc.nat(3_000),
       }),
-      fc.record({ op: fc.constant('forget' as const), keep: fc.nat(40_000) }),
+      fc.record({ op: fc.constant('forget' as const), keep: fc.nat(20_000) }),
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
