@@ -76,6 +76,7 @@ export function parseUsd(value: string | number): Nano {
  */
 export type ChargeTerm = [quantity: bigint | number, rateAtto: bigint, per?: bigint];
 
+const HALF_NANO = ATTO_PER_NANO / 2n;
 const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
 
 /**
@@ -85,10 +86,16 @@ const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
 export function charge(terms: ChargeTerm[]): Nano {
   let denominator = 1n;
   for (const [, , per = 1n] of terms) {
+    // Whole-unit terms (every text term) leave the denominator alone: no gcd, whose bigints each call would allocate.
+    if (per === 1n) continue;
     if (per <= 0n) throw new RangeError(`per must be positive: ${per}`);
     denominator = (denominator / gcd(denominator, per)) * per;
   }
   let scaled = 0n;
+  if (denominator === 1n) {
+    for (const [q, rate] of terms) scaled += BigInt(q) * rate;
+    return (scaled + HALF_NANO) / ATTO_PER_NANO;
+  }
   for (const [q, rate, per = 1n] of terms) scaled += BigInt(q) * rate * (denominator / per);
   const unit = ATTO_PER_NANO * denominator;
   return (scaled + unit / 2n) / unit;

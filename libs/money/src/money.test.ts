@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { charge, formatRate, formatUsd, mostUnits, parseRate, parseUsd, toCents2 } from './index';
 
 describe('money', () => {
@@ -58,6 +59,19 @@ describe('money', () => {
       ]),
     ).toBe(1n); // 0.5 nano exactly, half up, across two denominators
     expect(() => charge([[1, 1n, 0n]])).toThrow(RangeError);
+  });
+
+  it('charges whole-unit terms alone as it charges them beside a finer unit of nothing (its shortcut is the general sum)', () => {
+    const term = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 9n }), fc.bigInt({ min: 0n, max: 10n ** 15n }));
+    fc.assert(
+      fc.property(fc.array(term, { minLength: 1, maxLength: 6 }), fc.bigInt({ min: 2n, max: 10n ** 6n }), (terms, per) => {
+        const whole: [bigint, bigint][] = terms.map(([q, rate]) => [q, rate]);
+        expect(charge(whole)).toBe(charge([...whole, [0n, 1n, per]]));
+        // And the one rounding, half up, done by hand.
+        const atto = whole.reduce((sum, [q, rate]) => sum + q * rate, 0n);
+        expect(charge(whole)).toBe((atto + 500_000_000n) / 1_000_000_000n);
+      }),
+    );
   });
 
   it('formats exact strings and two-decimal numbers', () => {
