@@ -6,7 +6,8 @@
  * endpoint then answers: failover) and cut 5 % of its streams after the first words (charged for what was delivered).
  *
  * SOAK_MINUTES (10), SOAK_WARMUP_MINUTES (1), SOAK_CONNECTIONS (50), SOAK_SHARE (0.7 of the peak), SOAK_RATE
- * (requests/s; skips the peak run). The warm-up runs the soak's load before the measured minutes: RSS is compared from
+ * (requests/s; skips the peak run), SOAK_RSS_LIMIT_MIB (350, issue 36's: the soak fails when any RSS sample of the
+ * measured minutes is above it; 0 for no limit). The warm-up runs the soak's load before the measured minutes: RSS is compared from
  * the first measured minute to the last, so the climb from an idle process to the working set at that rate (V8 sizing
  * its heap, PGlite's memory growing to the write-behind's batches) is not read as growth. Its answers and errors count.
  * Never part of `pnpm test`: it is eleven minutes of a machine's full attention.
@@ -25,6 +26,7 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 1);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const SHARE = Number(process.env.SOAK_SHARE ?? 0.7);
+const RSS_LIMIT_MIB = Number(process.env.SOAK_RSS_LIMIT_MIB ?? 350);
 const FAULTS = !!process.env.SOAK_FAULTS && process.env.SOAK_FAULTS !== '0';
 /** What one call costs at the soak model's prices: the zero upstream reports 3 + 1 tokens, streamed 3 + 3. */
 const PRICE = { prompt: 1_000n, completion: 2_000n }; // nano-USD per token (0.000001 and 0.000002 USD)
@@ -182,6 +184,8 @@ async function main() {
     return after.length ? `${Math.min(...after).toFixed(0)}-${Math.max(...after).toFixed(0)} MiB` : '–';
   };
   const ok2xx = load.byStatus['200'] ?? 0;
+  const rssMax = Math.max(...rss.map((s) => s.mib));
+  const overLimit = RSS_LIMIT_MIB > 0 && rssMax > RSS_LIMIT_MIB;
   process.stdout.write(
     [
       '',
@@ -193,6 +197,7 @@ async function main() {
         .join(', ')} |`,
       `| connection errors and timeouts | ${load.errors} |`,
       `| RSS, first minute → last minute | ${avg(firstMinute(rss)).toFixed(0)} → ${avg(lastMinute(rss)).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %); after the first minute ${range(rss)}; ${beforeWarmUp.toFixed(0)} MiB before the warm-up |`,
+      `| RSS, highest sample of the measured minutes | ${rssMax.toFixed(0)} MiB${RSS_LIMIT_MIB > 0 ? ` (limit ${RSS_LIMIT_MIB}: ${overLimit ? 'over, failed' : 'within'})` : ''} |`,
       `| JS heap used, first minute → last minute | ${avg(firstMinute(heap)).toFixed(0)} → ${avg(lastMinute(heap)).toFixed(0)} MiB; after the first minute ${range(heap)} |`,
       `| usage records | ${records.map((r) => `${r.n} ${r.status}${r.streamed ? ' streamed' : ''} at ${r.cost}`).join('; ')} |`,
       `| ledger after | ${problems.length === 0 ? `balanced: no hold open, every succeeded call charged exactly (${charged} of ${ok2xx} answers 200)` : problems.join('; ')} |`,
@@ -200,7 +205,7 @@ async function main() {
     ].join('\n'),
   );
   fs.rmSync(dir, { recursive: true, force: true });
-  const failed = problems.length > 0 || load.errors > 0 || (!FAULTS && ok2xx !== load.requests) || growth > 0.1;
+  const failed = problems.length > 0 || load.errors > 0 || (!FAULTS && ok2xx !== load.requests) || growth > 0.1 || overLimit;
   if (failed) process.exitCode = 1;
 }
 

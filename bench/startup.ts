@@ -6,6 +6,10 @@
  * BENCH_STARTUP_RUNS (1) repeats the whole and reports each run and the median. The zero upstream is the one the
  * comparison uses; the load generator is bench/load.ts in its own process.
  *
+ * Then, unless BENCH_STARTUP_BUSY=0, a start on a busy machine: one process spinning on every core (load average at
+ * the core count, the gateway's threads sharing each core with one that never sleeps), a first start on an empty data
+ * directory and a restart on it, beside the idle runs' medians (issue 36: at most 3x slower than idle).
+ *
  * Then, unless BENCH_SKIP_FLEET=1, the local fleet (`pnpm fleet`, Redis Streams) on a throwaway database: each
  * process's RSS 10 s after the fleet is ready. Both run what the package scripts run, the bundles of dist/, or the
  * TypeScript under tsx with GATEWAY_FROM_SOURCE=1: the two in one session compare the two ways of running.
@@ -135,6 +139,40 @@ export function startupTable(runs: StartupRun[]): string {
   ].join('\n');
 }
 
+interface BusyStart {
+  spinners: number;
+  firstReadyMs: number;
+  restartReadyMs: number;
+}
+
+/** A first start and a restart while `os.cpus().length` processes spin, one per core, at the gateway's own priority. */
+async function busyStart(env: NodeJS.ProcessEnv, log: (l: string) => void): Promise<BusyStart> {
+  const spinners = os.cpus().length;
+  const spinning = Array.from({ length: spinners }, () => spawnNode(['-e', 'for (;;);'], { stdio: 'ignore' }));
+  try {
+    await sleep(1_000);
+    const first = await startGateway(env);
+    await stopChild(first.child, 'SIGTERM', 60_000);
+    const again = await startGateway(env);
+    await stopChild(again.child, 'SIGTERM', 60_000);
+    log(`busy machine (${spinners} spinning): first start ready in ${Math.round(first.readyMs)} ms, restart in ${Math.round(again.readyMs)} ms`);
+    return { spinners, firstReadyMs: first.readyMs, restartReadyMs: again.readyMs };
+  } finally {
+    for (const c of spinning) c.kill('SIGKILL');
+  }
+}
+
+export function busyStartTable(busy: BusyStart, idle: StartupRun[]): string {
+  const firstIdle = median(idle.map((r) => r.firstReadyMs));
+  const restartIdle = median(idle.map((r) => r.restartReadyMs));
+  const cell = (busyMs: number, idleMs: number) => `${(busyMs / 1000).toFixed(2)} s (${(busyMs / idleMs).toFixed(2)}× idle)`;
+  return [
+    `| busy machine: ${busy.spinners} processes spinning | first start to ready | restart to ready |`,
+    '|---|---:|---:|',
+    `| embedded | ${cell(busy.firstReadyMs, firstIdle)} | ${cell(busy.restartReadyMs, restartIdle)} |`,
+  ].join('\n');
+}
+
 /** The fleet's processes' RSS (MiB) IDLE_SETTLE_MS after it is ready, by process, and the fleet's start time. */
 async function fleetIdle(configPath: string, dir: string, log: (l: string) => void): Promise<{ readyMs: number; rssMiB: Record<string, number> }> {
   const port = await freePortSet(fleetPorts);
@@ -180,22 +218,22 @@ export async function benchStartup(opts: BenchOptions, log: (l: string) => void)
       .join(' ');
   const before = loadAvg();
   try {
+    const envFor = (dataDir: string): NodeJS.ProcessEnv => ({
+      ...process.env,
+      GATEWAY_CONFIG: writeGatewayConfig(dir, upstream.url),
+      GATEWAY_ADMIN_TOKEN: `bench-${crypto.randomBytes(8).toString('hex')}`,
+      GATEWAY_DATA_DIR: dataDir,
+      LOG_LEVEL: opts.logLevel,
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      BUS: '',
+    });
     const results: StartupRun[] = [];
     for (let i = 0; i < runs; i++) {
-      const dataDir = path.join(dir, `data-${i}`);
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        GATEWAY_CONFIG: writeGatewayConfig(dir, upstream.url),
-        GATEWAY_ADMIN_TOKEN: `bench-${crypto.randomBytes(8).toString('hex')}`,
-        GATEWAY_DATA_DIR: dataDir,
-        LOG_LEVEL: opts.logLevel,
-        DATABASE_URL: '',
-        REDIS_URL: '',
-        BUS: '',
-      };
       log(`start-up run ${i + 1} of ${runs}`);
-      results.push(await oneRun(opts, env, log));
+      results.push(await oneRun(opts, envFor(path.join(dir, `data-${i}`)), log));
     }
+    const busy = process.env.BENCH_STARTUP_BUSY === '0' ? undefined : await busyStart(envFor(path.join(dir, 'data-busy')), log);
     const fleet = process.env.BENCH_SKIP_FLEET === '1' ? undefined : await fleetIdle(writeGatewayConfig(dir, upstream.url), dir, log);
     const from = process.env.GATEWAY_FROM_SOURCE === '1' ? 'TypeScript under tsx (GATEWAY_FROM_SOURCE=1)' : 'the bundles of dist/';
     return [
@@ -203,6 +241,7 @@ export async function benchStartup(opts: BenchOptions, log: (l: string) => void)
       `Start-up (embedded, \`pnpm bench startup\`, ${from}): ${os.cpus().length} cores, Node ${process.version}, load average ${before} before, ${loadAvg()} after; chat c=${opts.connections} for ${opts.seconds} s`,
       '',
       startupTable(results),
+      ...(busy ? ['', busyStartTable(busy, results)] : []),
       ...(fleet ? ['', `Fleet (Redis Streams), each process's RSS ${IDLE_SETTLE_MS / 1000} s after ready:`, '', fleetIdleTable(fleet)] : []),
       '',
     ].join('\n');
