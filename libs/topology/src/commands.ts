@@ -60,7 +60,9 @@ export const EMBEDDED_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576:gli
  * serving heap keeps 30-45 MiB live, but V8's default (up to 4x when the mutator is fast) let it fill to 155-190 MiB,
  * mostly garbage, before the next full collection, and RSS kept that high-water mark: about 400 MiB at the bench's peak
  * against 320 with this flag. The price is more full collections: CPU per request x1.09, req/s x0.94 in one
- * `pnpm bench ab` (docs/benchmarks.md, 2026-11-29 00:00-00:45). 150 and 200 left the peak at 327-365 MiB.
+ * `pnpm bench ab` (docs/benchmarks.md, 2026-11-29 00:00-00:45). 150 and 200 left the peak at 327-365 MiB. Measured
+ * again once the ledger kept a quarter of its finished request ids (2026-11-29 03:45-05:00), at 6,000-7,000 req/s:
+ * 304-324 MiB with 100, 326-367 with 150, 391-434 without the flag.
  */
 export const EMBEDDED_V8_FLAGS = ['--gc-memory-reducer-start-delay-ms=2000', '--heap-growing-percent=100'];
 
