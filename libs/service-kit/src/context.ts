@@ -51,8 +51,8 @@ const scratch = new Map<string, Buffer>();
 
 /**
  * `req_` + 24 random base-36 characters: unguessable, URL-safe, cheap. Built as bytes and decoded once, because 24
- * string appends make 24 strings (and a rope the first hash flattens into a 25th); the embedded ledger keeps a
- * minute of request ids (FinishedRequests), so the one flat string is also what it holds.
+ * string appends make 24 strings (and a rope the first hash flattens into a 25th); the embedded ledger keeps the
+ * last 15-20 s of request ids (FinishedRequests), so the one flat string is also what it holds.
  */
 export function newRequestId(prefix = 'req'): string {
   if (poolAt + ID_CHARS > pool.length) {

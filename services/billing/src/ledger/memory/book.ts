@@ -38,9 +38,9 @@ const pair = (account: string, x: string) => `${account}\u0000${x}`;
 
 /**
  * How long a closed request id is remembered, to refuse a retry of it as place_hold does (409 finished). Request ids
- * are made fresh per request by this process, so a repeat is a bug's retry, which comes at once. Every call adds
- * one, about 100 bytes (FinishedRequests), so the window is the ledger's live data under load: a minute of them was
- * 44 MiB at 6,400 calls/s, and the heap V8 keeps is twice its live data (--heap-growing-percent), 15 s is a quarter.
+ * are made fresh per request by this process, so a repeat is a bug's retry, which comes at once. Every call adds one,
+ * about 100 bytes (FinishedRequests), so the window is the ledger's live data under load: a minute of them is about
+ * 40 MiB at 6,400 calls/s, and V8 keeps a heap of twice its live data (--heap-growing-percent); 15 s is a quarter.
  * A later repeat is caught by the tables (holds_one_per_request): the write-behind skips it and memory reloads from
  * the tables, so the request is never charged twice either way.
  */

@@ -1,7 +1,5 @@
 import fc from 'fast-check';
-import { FinishedRequests } from './finished-requests';
-
-const BUCKET_MS = 5_000;
+import { BUCKET_MS, FinishedRequests } from './finished-requests';
 
 describe('FinishedRequests', () => {
   it('remembers each (account, request) pair from when it finished until at least the cut, and at most a bucket after', () => {

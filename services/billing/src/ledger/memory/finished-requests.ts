@@ -9,7 +9,7 @@
  * A request id is unique per account, not across accounts (tests reuse them), so a second account of the same id in
  * one bucket makes its value a list.
  */
-const BUCKET_MS = 5_000;
+export const BUCKET_MS = 5_000;
 
 interface Bucket {
   from: number;
