@@ -78,6 +78,48 @@ REDIS.describe('redis meter', () => {
     expect(await meter.hit(a, 1, 60_000)).toMatchObject({ allowed: true, remaining: 0, retryAfter: 60 });
   });
 
+  it('takes numbers ahead for a busy account: exact figures from one process, a round trip per range', async () => {
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const busy = createRedisMeter(client, { prefix, now: () => clock });
+    try {
+      await client.ping();
+      const sent = jest.spyOn(client, 'sendCommand');
+      const a = account();
+      const remaining: number[] = [];
+      for (let i = 0; i < 1_000; i++) {
+        clock += 1; // a call a millisecond, the lease 50 ms
+        remaining.push((await busy.hit(a, 1_000_000, 60_000)).remaining);
+      }
+      expect(remaining).toEqual(Array.from({ length: 1_000 }, (_, i) => 1_000_000 - (i + 1)));
+      expect(sent.mock.calls.length).toBeLessThan(40);
+      // The counter holds the hits made and the numbers out on lease, never fewer than the hits.
+      const counted = Number(await redis.get(`${prefix}{${a}}:${WINDOW_START}`));
+      expect(counted).toBeGreaterThanOrEqual(1_000);
+      expect(counted).toBeLessThanOrEqual(1_000 + 1_024);
+    } finally {
+      await busy.close();
+      client.disconnect();
+    }
+  });
+
+  it('never passes more than the limit to two processes metering one account at once', async () => {
+    const other = createRedisMeter(REDIS_URL, { prefix, now: () => clock, redis: { commandTimeout: 10_000 } });
+    try {
+      const a = account();
+      let passed = 0;
+      for (let turn = 0; turn < 20; turn++) {
+        clock += 7;
+        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? meter : other).hit(a, 500, 60_000)));
+        passed += answers.filter((r) => r.allowed).length;
+      }
+      // 800 hits at a limit of 500: each process can hold at most 5 numbers it does not use.
+      expect(passed).toBeLessThanOrEqual(500);
+      expect(passed).toBeGreaterThanOrEqual(495);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('costs exactly one round trip per hit', async () => {
     const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     const shared = createRedisMeter(client, { prefix, now: () => clock });
