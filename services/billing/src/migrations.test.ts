@@ -23,6 +23,7 @@ describe('billing migrations', () => {
       '006_idempotent_answers',
       '007_usage_provider',
       '008_token_details',
+      '009_hot_tables_without_foreign_keys',
     ]);
   });
 

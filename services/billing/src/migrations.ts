@@ -25,6 +25,7 @@ export const migrations: Migration[] = [
   sqlFileMigration('006_idempotent_answers', SQL, ['006_idempotent_answers.sql']),
   sqlFileMigration('007_usage_provider', SQL, ['007_usage_provider.sql']),
   sqlFileMigration('008_token_details', SQL, ['008_token_details.sql']),
+  sqlFileMigration('009_hot_tables_without_foreign_keys', SQL, ['009_hot_tables_without_foreign_keys.sql']),
   sqlFileMigration(
     'ledger_functions',
     SQL,

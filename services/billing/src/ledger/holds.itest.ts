@@ -85,6 +85,26 @@ function holdsBehave(engine: Engine | 'memory'): void {
     expect((await figures(t.db, a)).account.held).toBe('400000000');
   });
 
+  // No foreign key stands behind holds and usage records (docs/decisions/009): the functions must refuse these.
+  it('writes no hold for an account or key that does not exist, or a key of another account, alone or in a batch', async () => {
+    const a = await payer(t.db, '1');
+    const b = await payer(t.db, '1');
+    const strangers = [
+      { ...a, accountId: 'acct_none' },
+      { ...a, keyId: 'key_none' },
+      { ...a, keyId: b.keyId },
+    ];
+    for (const who of strangers) {
+      await expect(placeHold(t.ledger, who, '0.1', { requestId: 'req_stranger_alone' })).rejects.toBeDefined();
+      const batch = await Promise.allSettled(
+        Array.from({ length: 5 }, (_, i) => placeHold(t.ledger, who, '0.1', { requestId: `req_stranger_${i}` })),
+      );
+      expect(batch.map((r) => r.status)).toEqual(Array(5).fill('rejected'));
+    }
+    expect(await t.db.query(`SELECT id FROM holds WHERE request_id LIKE 'req_stranger%'`)).toEqual([]);
+    expect(await figures(t.db, a)).toEqual(await figures(t.db, b));
+  });
+
   it('refuses a suspended account, naming it', async () => {
     const a = await payer(t.db, '1');
     await t.db.query('UPDATE accounts SET suspended = true WHERE id = $1', [a.accountId]);

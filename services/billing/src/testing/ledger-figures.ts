@@ -64,4 +64,15 @@ export async function expectLedgerInvariants(db: Db): Promise<void> {
   expect(
     await db.query(`SELECT h.id FROM holds h LEFT JOIN usage_records u ON u.hold_id = h.id WHERE h.state = 'settled' AND u.request_id IS NULL`),
   ).toEqual([]);
+  // What foreign keys would say, and more (docs/decisions/009): every hold names a key of its own account, and every
+  // usage record the hold it was written for, of the same account and request.
+  expect(
+    await db.query(`SELECT h.id FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id AND k.account_id = h.account_id WHERE k.id IS NULL`),
+  ).toEqual([]);
+  expect(
+    await db.query(`SELECT u.request_id FROM usage_records u LEFT JOIN holds h ON h.id = u.hold_id
+                     WHERE u.hold_id IS NOT NULL AND (h.id IS NULL OR h.account_id <> u.account_id OR h.request_id <> u.request_id)
+                    UNION ALL
+                    SELECT u.request_id FROM usage_records u LEFT JOIN accounts a ON a.id = u.account_id WHERE a.id IS NULL`),
+  ).toEqual([]);
 }

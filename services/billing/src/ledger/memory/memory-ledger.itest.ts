@@ -176,7 +176,7 @@ describe('the in-memory ledger across restarts', () => {
     await next.stop();
   });
 
-  it("writes behind without the foreign keys' checks for its own batches only: the session refuses an orphan hold after one", async () => {
+  it("writes behind without the foreign keys' checks for its own batches only: the session refuses an orphan checkpoint after one", async () => {
     const m = await open();
     const a = await payer(inMemoryView(t.db, m), '1');
     const h = await placeHold(m, a, '0.2');
@@ -186,13 +186,9 @@ describe('the in-memory ledger across restarts', () => {
     // ledger_write ran as a replica in its transaction; the same PGlite session is back to checking every key after it.
     const [{ role }] = await t.db.query<{ role: string }>("SELECT current_setting('session_replication_role') AS role");
     expect(role).toBe('origin');
-    await expect(
-      t.db.query(
-        `INSERT INTO holds (id, account_id, key_id, request_id, model, amount, state, expires_at)
-                  VALUES ('hold_orphan', 'acct_none', $1, 'req_orphan', 'm/x', 1, 'open', now())`,
-        [a.keyId],
-      ),
-    ).rejects.toMatchObject({ code: '23503' });
+    await expect(t.db.query(`INSERT INTO hold_checkpoints (hold_id, charge, record) VALUES ('hold_none', 1, '{}')`)).rejects.toMatchObject({
+      code: '23503',
+    });
     await m.stop();
   });
 
