@@ -23,6 +23,37 @@ function sharedCounter(now: () => number) {
   return { take, takes: () => takes };
 }
 
+/** A fake clock with its timers, and meters on one shared counter driven by it. */
+function rig(processes = 1, leaseMs = 50) {
+  let clock = T0;
+  let timers: { at: number; fn: () => void }[] = [];
+  const counter = sharedCounter(() => clock);
+  const schedule = (fn: () => void, ms: number) => {
+    const timer = { at: clock + ms, fn };
+    timers.push(timer);
+    return () => {
+      timers = timers.filter((t) => t !== timer);
+    };
+  };
+  const meters = Array.from({ length: processes }, () => leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs, schedule }));
+  return {
+    counter,
+    meters,
+    now: () => clock,
+    /** Moves the clock on, runs the timers then due, and lets what they started finish. */
+    async advance(ms: number) {
+      clock += ms;
+      for (;;) {
+        const due = timers.filter((t) => t.at <= clock);
+        if (due.length === 0) break;
+        timers = timers.filter((t) => t.at > clock);
+        for (const t of due) t.fn();
+        for (let i = 0; i < 5; i++) await Promise.resolve();
+      }
+    },
+  };
+}
+
 /** What the meter answered before leases: INCR per hit, so the nth hit of a window is told about n. */
 function exactAnswers(hits: { at: number; limit: number }[]) {
   const counts = new Map<number, number>();
@@ -45,15 +76,14 @@ describe('leased meter', () => {
   it('gives one process exactly the answers of one INCR per hit, whatever the pace and the limit', async () => {
     await fc.assert(
       fc.asyncProperty(limits, gaps, async (limit, steps) => {
-        let clock = T0 + 1_234;
-        const counter = sharedCounter(() => clock);
-        const hit = leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 50 });
+        const r = rig();
+        await r.advance(1_234);
         const hits: { at: number; limit: number }[] = [];
         const got = [];
         for (const gap of steps) {
-          clock += gap;
-          hits.push({ at: clock, limit });
-          got.push(await hit('acct', limit, WINDOW));
+          await r.advance(gap);
+          hits.push({ at: r.now(), limit });
+          got.push(await r.meters[0].hit('acct', limit, WINDOW));
         }
         expect(got).toEqual(exactAnswers(hits));
       }),
@@ -64,15 +94,13 @@ describe('leased meter', () => {
   it('gives concurrent hits of one process each its own number, as INCR would, in one take when the account is busy', async () => {
     await fc.assert(
       fc.asyncProperty(limits, fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 30 }), async (limit, bursts) => {
-        let clock = T0;
-        const counter = sharedCounter(() => clock);
-        const hit = leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 50 });
+        const r = rig();
         let total = 0;
         const remaining: number[] = [];
         for (const n of bursts) {
-          clock += 1;
+          await r.advance(1);
           total += n;
-          for (const r of await Promise.all(Array.from({ length: n }, () => hit('acct', limit, WINDOW)))) remaining.push(r.remaining);
+          for (const a of await Promise.all(Array.from({ length: n }, () => r.meters[0].hit('acct', limit, WINDOW)))) remaining.push(a.remaining);
         }
         const exact = Array.from({ length: total }, (_, i) => Math.max(0, limit - (i + 1)));
         expect(remaining.sort((a, b) => b - a)).toEqual(exact);
@@ -81,79 +109,106 @@ describe('leased meter', () => {
     );
   });
 
-  it('never lets several processes pass more than the limit in a window, and loses at most their ranges', async () => {
+  const turns = fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 80 })), {
+    minLength: 1,
+    maxLength: 120,
+  });
+
+  it('never lets several processes pass more than the limit in a window, and loses at most the ranges out at once', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 200, max: 5_000 }),
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 80 })), {
-          minLength: 1,
-          maxLength: 120,
-        }),
-        async (limit, turns) => {
-          let clock = T0;
-          const counter = sharedCounter(() => clock);
-          const replicas = Array.from({ length: 4 }, () => leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 50 }));
-          let passed = 0;
-          let hits = 0;
-          for (const [replica, n, gap] of turns) {
-            clock += gap;
-            hits += n;
-            const answers = await Promise.all(Array.from({ length: n }, () => replicas[replica](`acct`, limit, WINDOW)));
-            passed += answers.filter((a) => a.allowed).length;
-          }
-          expect(passed).toBeLessThanOrEqual(limit);
-          // What the other three can hold unused at once: their ranges, each at most the cap.
-          expect(passed).toBeGreaterThanOrEqual(Math.min(hits, limit) - 3 * leaseCap(limit));
-        },
-      ),
+      fc.asyncProperty(fc.integer({ min: 200, max: 5_000 }), turns, async (limit, steps) => {
+        const r = rig(4);
+        let passed = 0;
+        let hits = 0;
+        for (const [who, n, gap] of steps) {
+          await r.advance(gap);
+          hits += n;
+          const answers = await Promise.all(Array.from({ length: n }, () => r.meters[who].hit('acct', limit, WINDOW)));
+          passed += answers.filter((a) => a.allowed).length;
+        }
+        expect(passed).toBeLessThanOrEqual(limit);
+        // What the other three can hold unused at once: their ranges, each at most the cap.
+        expect(passed).toBeGreaterThanOrEqual(Math.min(hits, limit) - 3 * leaseCap(limit));
+      }),
       { numRuns: 300 },
     );
   });
 
-  it('takes about one range per lease from a busy account, and one number per hit from a slow one', async () => {
-    let clock = T0;
-    const counter = sharedCounter(() => clock);
-    const hit = leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 50 });
+  it('is exact across processes when their turns are a lease apart: every range out is given back in between', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 200, max: 5_000 }), turns, async (limit, steps) => {
+        const r = rig(4);
+        let passed = 0;
+        let hits = 0;
+        for (const [who, n, gap] of steps) {
+          await r.advance(50 + gap);
+          hits += n;
+          const answers = await Promise.all(Array.from({ length: n }, () => r.meters[who].hit('acct', limit, WINDOW)));
+          passed += answers.filter((a) => a.allowed).length;
+        }
+        expect(passed).toBe(Math.min(hits, limit));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('takes a round trip or two per lease from a busy account, and one number per hit from a slow one', async () => {
+    const r = rig();
     for (let i = 0; i < 2_000; i++) {
-      clock += 1; // a call a millisecond
-      await hit('busy', 100_000_000, WINDOW);
+      await r.advance(1); // a call a millisecond
+      await r.meters[0].hit('busy', 100_000_000, WINDOW);
     }
-    expect(counter.takes()).toBeLessThan(2_000 / 25);
-    const before = counter.takes();
+    expect(r.counter.takes()).toBeLessThan(2_000 / 20); // a range, and a give-back when one outlasts its lease
+    await r.advance(100); // the busy account's last range given back
+    const before = r.counter.takes();
     for (let i = 0; i < 20; i++) {
-      clock += 200; // slower than a lease lasts
-      await hit('slow', 100_000_000, WINDOW);
+      await r.advance(200); // slower than a lease lasts
+      await r.meters[0].hit('slow', 100_000_000, WINDOW);
     }
-    expect(counter.takes() - before).toBe(20);
+    expect(r.counter.takes() - before).toBe(20);
+  });
+
+  it('takes no range in the last fifth of the limit: one number per hit there, concurrently', async () => {
+    const r = rig();
+    const limit = 10_000; // ranges of at most 100; the end game starts 2,000 before the limit
+    for (let i = 0; i < 7_900; i++) {
+      await r.advance(0.005);
+      await r.meters[0].hit('acct', limit, WINDOW);
+    }
+    const before = r.counter.takes();
+    const answers = await Promise.all(Array.from({ length: 2_200 }, () => r.meters[0].hit('acct', limit, WINDOW)));
+    expect(r.counter.takes() - before).toBeGreaterThan(2_000);
+    expect(answers.filter((a) => a.allowed)).toHaveLength(2_100);
   });
 
   it('fails closed: a range is not used past leaseMs, so a hit then needs the shared counter', async () => {
-    let clock = T0;
+    const r = rig();
     let up = true;
-    const counter = sharedCounter(() => clock);
-    const take: TakeNumbers = (...args) => (up ? counter.take(...args) : Promise.reject(new Error('ECONNREFUSED')));
-    const hit = leasedHits(take, { prefix: 'rl:', now: () => clock, leaseMs: 50 });
+    const hit = leasedHits((...args) => (up ? r.counter.take(...args) : Promise.reject(new Error('ECONNREFUSED'))), {
+      prefix: 'rl:',
+      now: r.now,
+      leaseMs: 50,
+      schedule: () => () => {},
+    });
     for (let i = 0; i < 100; i++) {
-      clock += 1;
-      await hit('acct', 100_000_000, WINDOW);
+      await r.advance(1);
+      await hit.hit('acct', 100_000_000, WINDOW);
     }
     up = false;
-    clock += 51;
-    await expect(hit('acct', 100_000_000, WINDOW)).rejects.toThrow('ECONNREFUSED');
+    await r.advance(51);
+    await expect(hit.hit('acct', 100_000_000, WINDOW)).rejects.toThrow('ECONNREFUSED');
     up = true;
-    expect((await hit('acct', 100_000_000, WINDOW)).remaining).toBe(100_000_000 - 101);
+    expect((await hit.hit('acct', 100_000_000, WINDOW)).remaining).toBe(100_000_000 - 101);
   });
 
   it('takes no range ahead with leaseMs 0, nor below 200 requests per window', async () => {
-    let clock = T0;
-    const counter = sharedCounter(() => clock);
-    const off = leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 0 });
-    const on = leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs: 50 });
+    const r = rig();
+    const off = leasedHits(r.counter.take, { prefix: 'rl:', now: r.now, leaseMs: 0 });
     for (let i = 0; i < 50; i++) {
-      clock += 1;
-      await off('a', 100_000, WINDOW);
-      await on('b', 199, WINDOW);
+      await r.advance(1);
+      await off.hit('a', 100_000, WINDOW);
+      await r.meters[0].hit('b', 199, WINDOW);
     }
-    expect(counter.takes()).toBe(100);
+    expect(r.counter.takes()).toBe(100);
   });
 });

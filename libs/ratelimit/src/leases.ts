@@ -14,7 +14,15 @@ export interface LeaseOptions {
   now: () => number;
   /** How long numbers taken ahead stay usable. 0: none are taken ahead (one round trip per hit). */
   leaseMs: number;
+  /** Runs `fn` after `ms` and answers how to cancel it; a real, unref'd timer unless a test drives its own clock. */
+  schedule?: (fn: () => void, ms: number) => () => void;
 }
+
+const realTimer = (fn: () => void, ms: number) => {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 /**
  * The largest lease for a limit: a hundredth of it, at most 1,024. Below 200 requests per window it is 1, and the
@@ -22,13 +30,22 @@ export interface LeaseOptions {
  */
 export const leaseCap = (limit: number) => Math.min(1_024, Math.max(1, Math.floor(limit / 100)));
 
+/**
+ * How many largest leases from the limit ranges stop: past that point of the window every hit takes its own number,
+ * so the last fifth of a window is counted exactly however many processes meter the account.
+ */
+const ENDGAME_LEASES = 20;
+
 interface Account {
+  id: string;
   key: string;
   start: number;
   windowMs: number;
   /** The next number this process gives out, and the last of its current range (next > end: none left). */
   next: number;
   end: number;
+  /** The highest count the shared counter answered this process in this window. */
+  seen: number;
   /** When the range was taken and when it stops being usable. */
   takenAt: number;
   usableUntil: number;
@@ -36,6 +53,14 @@ interface Account {
   /** The size of the last range asked for: doubled while ranges run out quickly, halved when one expires unused. */
   size: number;
   fetching?: Promise<void>;
+  /** Cancels the give-back of a range's unused numbers, due once it stops being usable. */
+  cancelGiveBack?: () => void;
+}
+
+export interface LeasedHits {
+  hit(accountId: string, limit: number, windowMs: number): Promise<MeterResult>;
+  /** Stops the give-back timers (what is out on lease then stays counted until its window ends). */
+  close(): void;
 }
 
 /**
@@ -44,19 +69,21 @@ interface Account {
  * hits of this process. Ranges grow only while this process's hits use them up within `leaseMs`, so a quiet
  * account costs one round trip per hit as before, and a busy one about one per `leaseMs`.
  *
- * What a client sees: with one process metering an account, every figure is the exact one (a range that expires
- * unused is given back by the next take, so the numbers continue). With several (edge replicas), an account can
- * get up to the others' unused numbers fewer than `limit` in a window, and `X-RateLimit-Remaining` reads that much
- * low; never more than `limit` passes. A range is used for at most `leaseMs` after the shared counter answered, so
- * when Redis goes away the meter fails closed within that time.
+ * What a client sees. With one process metering an account, every figure is the exact one. With several (edge
+ * replicas), never more than `limit` pass in a window, and fewer only by numbers another process holds unused at
+ * that moment: a range is given back as soon as it stops being usable (`leaseMs`), and no range is taken in the last
+ * fifth of the window's limit (ENDGAME_LEASES), so a refusal can come early only when an account goes through a
+ * fifth of its limit within `leaseMs`; `X-RateLimit-Remaining` reads low by the same numbers. A range is used for at
+ * most `leaseMs` after the shared counter answered, so when Redis goes away the meter fails closed within that time.
  */
-export function leasedHits(take: TakeNumbers, opts: LeaseOptions): (accountId: string, limit: number, windowMs: number) => Promise<MeterResult> {
+export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
   const accounts = new Map<string, Account>();
+  const schedule = opts.schedule ?? realTimer;
   let sweepAbove = 1_024;
 
   // Accounts whose window ended are forgotten when the map has doubled since the last sweep: no timer.
   function sweep(t: number): void {
-    for (const [id, a] of accounts) if (a.start + a.windowMs <= t && !a.fetching) accounts.delete(id);
+    for (const [id, a] of accounts) if (a.start + a.windowMs <= t && !a.fetching && !a.cancelGiveBack) accounts.delete(id);
     sweepAbove = Math.max(1_024, accounts.size * 2);
   }
 
@@ -65,10 +92,29 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): (accountId: s
     let a = accounts.get(accountId);
     if (!a || a.start !== start || a.windowMs !== windowMs) {
       if (accounts.size >= sweepAbove) sweep(t);
-      a = { key: `${opts.prefix}{${accountId}}:${start}`, start, windowMs, next: 1, end: 0, takenAt: 0, usableUntil: 0, resetAtMs: 0, size: 1 };
+      a = {
+        id: accountId,
+        key: `${opts.prefix}{${accountId}}:${start}`,
+        start,
+        windowMs,
+        next: 1,
+        end: 0,
+        seen: 0,
+        takenAt: 0,
+        usableUntil: 0,
+        resetAtMs: 0,
+        size: 1,
+      };
       accounts.set(accountId, a);
     }
     return a;
+  }
+
+  /** Takes exactly one number: below the lease threshold, in the endgame, or with leases off. */
+  async function takeOne(a: Account, limit: number, t: number): Promise<MeterResult> {
+    const [count, pttl] = await take(a.key, 1, 1, Math.max(1, a.start + a.windowMs - t));
+    a.seen = Math.max(a.seen, count);
+    return toResult(count, limit, t + Math.max(1, pttl), t);
   }
 
   function fetchRange(a: Account, limit: number, t: number): Promise<void> {
@@ -80,6 +126,8 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): (accountId: s
     else size = a.size;
     size = Math.min(cap, Math.max(1, size));
     const ttlMs = Math.max(1, a.start + a.windowMs - t);
+    a.cancelGiveBack?.();
+    a.cancelGiveBack = undefined;
     // The unused numbers of an expired range are the counter's last ones unless another process took numbers
     // since; either way giving them back keeps the count at the hits made plus the numbers out on lease.
     const fetching = take(a.key, size - leftover, size, ttlMs).then(
@@ -87,11 +135,13 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): (accountId: s
         const at = opts.now();
         a.next = count - size + 1;
         a.end = count;
+        a.seen = Math.max(a.seen, count);
         a.size = size;
         a.takenAt = at;
         a.usableUntil = at + opts.leaseMs;
         a.resetAtMs = at + Math.max(1, pttl);
         a.fetching = undefined;
+        a.cancelGiveBack = schedule(() => giveBack(a), opts.leaseMs);
       },
       (err: unknown) => {
         a.fetching = undefined;
@@ -102,19 +152,32 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): (accountId: s
     return fetching;
   }
 
-  return async function hit(accountId, limit, windowMs) {
-    for (;;) {
-      const t = opts.now();
-      const a = accountOf(accountId, windowMs, t);
-      if (a.next <= a.end && t < a.usableUntil) return toResult(a.next++, limit, a.resetAtMs, t);
-      if (opts.leaseMs === 0 || leaseCap(limit) === 1) {
-        // No lease for this limit: the hit takes its own number, concurrently with any other (one round trip each).
-        const [count, pttl] = await take(a.key, 1, 1, Math.max(1, a.start + a.windowMs - t));
-        return toResult(count, limit, t + Math.max(1, pttl), t);
+  function giveBack(a: Account): void {
+    a.cancelGiveBack = undefined;
+    const unused = a.end - a.next + 1;
+    if (unused <= 0 || a.fetching || accounts.get(a.id) !== a) return;
+    a.end = a.next - 1;
+    // A failed give-back leaves those numbers counted until the window ends: fewer passes, never more.
+    take(a.key, -unused, 0, Math.max(1, a.start + a.windowMs - opts.now())).catch(() => {});
+  }
+
+  return {
+    async hit(accountId, limit, windowMs) {
+      for (;;) {
+        const t = opts.now();
+        const a = accountOf(accountId, windowMs, t);
+        if (a.next <= a.end && t < a.usableUntil) return toResult(a.next++, limit, a.resetAtMs, t);
+        const cap = leaseCap(limit);
+        // No lease for this limit, or the window's end game: the hit takes its own number, concurrently with any
+        // other (one round trip each).
+        if (opts.leaseMs === 0 || cap === 1 || limit - a.seen < ENDGAME_LEASES * cap) return takeOne(a, limit, t);
+        await (a.fetching ?? fetchRange(a, limit, t));
+        // The hits that waited for a range take its numbers first, in the order they came, however long it took.
+        if (a.next <= a.end) return toResult(a.next++, limit, a.resetAtMs, opts.now());
       }
-      await (a.fetching ?? fetchRange(a, limit, t));
-      // The hits that waited for a range take its numbers first, in the order they came, however long it took.
-      if (a.next <= a.end) return toResult(a.next++, limit, a.resetAtMs, opts.now());
-    }
+    },
+    close() {
+      for (const a of accounts.values()) a.cancelGiveBack?.();
+    },
   };
 }

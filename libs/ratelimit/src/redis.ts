@@ -52,7 +52,7 @@ export function createRedisMeter(urlOrClient: string | Redis, opts: RedisMeterOp
     owned ? new Redis(urlOrClient, { maxRetriesPerRequest: 2, commandTimeout: 1_000, enableAutoPipelining: true, ...opts.redis }) : urlOrClient
   ) as WithTake;
   redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: TAKE_LUA });
-  const hit = leasedHits(
+  const leases = leasedHits(
     async (key, delta, size, ttlMs) => {
       const [count, pttl] = await redis[COMMAND](key, ttlMs, delta, size);
       return [Number(count), Number(pttl)];
@@ -63,10 +63,11 @@ export function createRedisMeter(urlOrClient: string | Redis, opts: RedisMeterOp
   return {
     async hit(accountId, limit, windowMs): Promise<MeterResult> {
       checkArgs(accountId, limit, windowMs);
-      return await hit(accountId, limit, windowMs);
+      return await leases.hit(accountId, limit, windowMs);
     },
 
     async close() {
+      leases.close();
       if (!owned) return;
       await redis.quit().catch(() => redis.disconnect());
     },
