@@ -70,14 +70,11 @@ export function proxyTo(address: string, logger?: Logger): RequestHandler {
     const failed = (err: Error, target: string) => {
       const id = String(req.headers[INTERNAL.requestId] ?? '');
       logger?.warn({ requestId: id, code: (err as NodeJS.ErrnoException).code, err: err.message, service: target }, 'proxy to a service failed');
-      if (!res.headersSent) {
-        const body = JSON.stringify(
-          errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id),
-        );
-        res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-        // A service that cut its answer mid-body must cut the client's too: ending it would pass for a whole answer.
-      } else res.destroy();
+      // A service that cut its answer mid-body must cut the client's too: ending it would pass for a whole answer.
+      if (res.headersSent) return void res.destroy();
+      const body = JSON.stringify(errorEnvelope(new GatewayError('upstream_unavailable', 'A gateway service is unreachable; try again shortly'), id));
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
     };
     send();
   };
