@@ -199,6 +199,20 @@ describe('leased meter', () => {
     expect((await hit.hit('acct', 100_000_000, WINDOW)).remaining).toBe(100_000_000 - 101);
   });
 
+  it('fails closed at once when the connection to the counter is known down, however fresh the range', async () => {
+    const r = rig();
+    let connected = true;
+    const hit = leasedHits((...args) => (connected ? r.counter.take(...args) : Promise.reject(new Error('Connection is closed.'))), {
+      prefix: 'rl:',
+      now: r.now,
+      leaseMs: 50,
+      reachable: () => connected,
+    });
+    for (let i = 0; i < 100; i++) await hit.hit('acct', 100_000_000, WINDOW); // a range with numbers left, taken just now
+    connected = false;
+    await expect(hit.hit('acct', 100_000_000, WINDOW)).rejects.toThrow('Connection is closed.');
+  });
+
   it('takes no range ahead with leaseMs 0, nor below 200 requests per window', async () => {
     const r = rig();
     const off = leasedHits(r.counter.take, { prefix: 'rl:', now: r.now, leaseMs: 0 });

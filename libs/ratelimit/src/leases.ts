@@ -14,6 +14,11 @@ export interface LeaseOptions {
   now: () => number;
   /** How long numbers taken ahead stay usable. 0: none are taken ahead (one round trip per hit). */
   leaseMs: number;
+  /**
+   * Whether the shared counter is reachable as far as this process knows (its connection is up). While it is not, no
+   * range is used: a hit needs the counter, and so fails closed at once, not only once the range's lease is over.
+   */
+  reachable?: () => boolean;
   /** Runs `fn` after `ms` and answers how to cancel it; a real, unref'd timer unless a test drives its own clock. */
   schedule?: (fn: () => void, ms: number) => () => void;
 }
@@ -74,11 +79,14 @@ export interface LeasedHits {
  * that moment: a range is given back as soon as it stops being usable (`leaseMs`), and no range is taken in the last
  * fifth of the window's limit (ENDGAME_LEASES), so a refusal can come early only when an account goes through a
  * fifth of its limit within `leaseMs`; `X-RateLimit-Remaining` reads low by the same numbers. A range is used for at
- * most `leaseMs` after the shared counter answered, so when Redis goes away the meter fails closed within that time.
+ * most `leaseMs` after the shared counter answered, and not at all while its connection is known to be down: when
+ * Redis goes away the meter fails closed at once, or within `leaseMs` when nothing tells this process (a network that
+ * drops packets without closing the connection).
  */
 export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
   const accounts = new Map<string, Account>();
   const schedule = opts.schedule ?? realTimer;
+  const reachable = opts.reachable ?? (() => true);
   let sweepAbove = 1_024;
 
   // Accounts whose window ended are forgotten when the map has doubled since the last sweep: no timer.
@@ -166,7 +174,7 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
       for (;;) {
         const t = opts.now();
         const a = accountOf(accountId, windowMs, t);
-        if (a.next <= a.end && t < a.usableUntil) return toResult(a.next++, limit, a.resetAtMs, t);
+        if (a.next <= a.end && t < a.usableUntil && reachable()) return toResult(a.next++, limit, a.resetAtMs, t);
         const cap = leaseCap(limit);
         // No lease for this limit, or the window's end game: the hit takes its own number, concurrently with any
         // other (one round trip each).

@@ -57,7 +57,7 @@ export function createRedisMeter(urlOrClient: string | Redis, opts: RedisMeterOp
       const [count, pttl] = await redis[COMMAND](key, ttlMs, delta, size);
       return [Number(count), Number(pttl)];
     },
-    { prefix: opts.prefix ?? 'rl:', now: opts.now ?? Date.now, leaseMs: opts.leaseMs ?? 50 },
+    { prefix: opts.prefix ?? 'rl:', now: opts.now ?? Date.now, leaseMs: opts.leaseMs ?? 50, reachable: () => redis.status === 'ready' },
   );
 
   return {
