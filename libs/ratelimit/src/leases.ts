@@ -36,8 +36,8 @@ const realTimer = (fn: () => void, ms: number) => {
 export const leaseCap = (limit: number) => Math.min(1_024, Math.max(1, Math.floor(limit / 100)));
 
 /**
- * How many largest leases from the limit ranges stop: past that point of the window every hit takes its own number,
- * so the last fifth of a window is counted exactly however many processes meter the account.
+ * Ranges stop this many largest ranges short of the limit (a fifth of it): from there on every hit takes its own
+ * number, so the end of a window is counted exactly however many processes meter the account.
  */
 const ENDGAME_LEASES = 20;
 
