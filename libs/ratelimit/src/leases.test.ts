@@ -28,6 +28,9 @@ function rig(processes = 1, leaseMs = 50) {
   let clock = T0;
   let timers: { at: number; fn: () => void }[] = [];
   const counter = sharedCounter(() => clock);
+  /** While set, the counter refuses every take with it, as a Redis that went away. */
+  let down: Error | undefined;
+  const take: TakeNumbers = (...args) => (down ? Promise.reject(down) : counter.take(...args));
   const schedule = (fn: () => void, ms: number) => {
     const timer = { at: clock + ms, fn };
     timers.push(timer);
@@ -35,10 +38,14 @@ function rig(processes = 1, leaseMs = 50) {
       timers = timers.filter((t) => t !== timer);
     };
   };
-  const meters = Array.from({ length: processes }, () => leasedHits(counter.take, { prefix: 'rl:', now: () => clock, leaseMs, schedule }));
+  const meters = Array.from({ length: processes }, () => leasedHits(take, { prefix: 'rl:', now: () => clock, leaseMs, schedule }));
   return {
     counter,
     meters,
+    take,
+    setDown(err: Error | undefined) {
+      down = err;
+    },
     now: () => clock,
     /** Moves the clock on, runs the timers then due, and lets what they started finish. */
     async advance(ms: number) {
@@ -181,35 +188,26 @@ describe('leased meter', () => {
 
   it('fails closed: a range is not used past leaseMs, so a hit then needs the shared counter', async () => {
     const r = rig();
-    let up = true;
-    const hit = leasedHits((...args) => (up ? r.counter.take(...args) : Promise.reject(new Error('ECONNREFUSED'))), {
-      prefix: 'rl:',
-      now: r.now,
-      leaseMs: 50,
-      schedule: () => () => {},
-    });
+    // No give-back: the range keeps its numbers, and only its age stops it.
+    const hit = leasedHits(r.take, { prefix: 'rl:', now: r.now, leaseMs: 50, schedule: () => () => {} });
     for (let i = 0; i < 100; i++) {
       await r.advance(1);
       await hit.hit('acct', 100_000_000, WINDOW);
     }
-    up = false;
+    r.setDown(new Error('ECONNREFUSED'));
     await r.advance(51);
     await expect(hit.hit('acct', 100_000_000, WINDOW)).rejects.toThrow('ECONNREFUSED');
-    up = true;
+    r.setDown(undefined);
     expect((await hit.hit('acct', 100_000_000, WINDOW)).remaining).toBe(100_000_000 - 101);
   });
 
   it('fails closed at once when the connection to the counter is known down, however fresh the range', async () => {
     const r = rig();
     let connected = true;
-    const hit = leasedHits((...args) => (connected ? r.counter.take(...args) : Promise.reject(new Error('Connection is closed.'))), {
-      prefix: 'rl:',
-      now: r.now,
-      leaseMs: 50,
-      reachable: () => connected,
-    });
+    const hit = leasedHits(r.take, { prefix: 'rl:', now: r.now, leaseMs: 50, reachable: () => connected });
     for (let i = 0; i < 100; i++) await hit.hit('acct', 100_000_000, WINDOW); // a range with numbers left, taken just now
     connected = false;
+    r.setDown(new Error('Connection is closed.'));
     await expect(hit.hit('acct', 100_000_000, WINDOW)).rejects.toThrow('Connection is closed.');
   });
 

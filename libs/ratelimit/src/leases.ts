@@ -118,27 +118,28 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
     return a;
   }
 
+  /** What is left of the account's window at `t`: the counter's expiry when this take creates it. */
+  const windowLeft = (a: Account, t: number) => Math.max(1, a.start + a.windowMs - t);
+
   /** Takes exactly one number: below the lease threshold, in the endgame, or with leases off. */
   async function takeOne(a: Account, limit: number, t: number): Promise<MeterResult> {
-    const [count, pttl] = await take(a.key, 1, 1, Math.max(1, a.start + a.windowMs - t));
+    const [count, pttl] = await take(a.key, 1, 1, windowLeft(a, t));
     a.seen = Math.max(a.seen, count);
     return toResult(count, limit, t + Math.max(1, pttl), t);
   }
 
-  function fetchRange(a: Account, limit: number, t: number): Promise<void> {
+  function fetchRange(a: Account, cap: number, t: number): Promise<void> {
     const leftover = Math.max(0, a.end - a.next + 1);
-    const cap = leaseCap(limit);
     let size: number;
     if (leftover > 0) size = a.size >> 1;
     else if (t - a.takenAt < opts.leaseMs) size = a.size * 2;
     else size = a.size;
     size = Math.min(cap, Math.max(1, size));
-    const ttlMs = Math.max(1, a.start + a.windowMs - t);
     a.cancelGiveBack?.();
     a.cancelGiveBack = undefined;
     // The unused numbers of an expired range are the counter's last ones unless another process took numbers
     // since; either way giving them back keeps the count at the hits made plus the numbers out on lease.
-    const fetching = take(a.key, size - leftover, size, ttlMs).then(
+    const fetching = take(a.key, size - leftover, size, windowLeft(a, t)).then(
       ([count, pttl]) => {
         const at = opts.now();
         a.next = count - size + 1;
@@ -166,7 +167,7 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
     if (unused <= 0 || a.fetching || accounts.get(a.id) !== a) return;
     a.end = a.next - 1;
     // A failed give-back leaves those numbers counted until the window ends: fewer passes, never more.
-    take(a.key, -unused, 0, Math.max(1, a.start + a.windowMs - opts.now())).catch(() => {});
+    take(a.key, -unused, 0, windowLeft(a, opts.now())).catch(() => {});
   }
 
   return {
@@ -179,7 +180,7 @@ export function leasedHits(take: TakeNumbers, opts: LeaseOptions): LeasedHits {
         // No lease for this limit, or the window's end game: the hit takes its own number, concurrently with any
         // other (one round trip each).
         if (opts.leaseMs === 0 || cap === 1 || limit - a.seen < ENDGAME_LEASES * cap) return takeOne(a, limit, t);
-        await (a.fetching ?? fetchRange(a, limit, t));
+        await (a.fetching ?? fetchRange(a, cap, t));
         // The hits that waited for a range take its numbers first, in the order they came, however long it took.
         if (a.next <= a.end) return toResult(a.next++, limit, a.resetAtMs, opts.now());
       }
