@@ -2,7 +2,7 @@ import { Partitioners } from 'kafkajs';
 import { trace } from '@opentelemetry/api';
 import type { BusEvent, EventBus, Handler } from './port';
 import type { BusErrorContext } from './errors';
-import { kafkaBusOn, type KafkaBusOptions } from './kafka';
+import { GATHER_FETCH_BYTES, kafkaBusOn, type KafkaBusOptions } from './kafka';
 import { HEADER, toKafkaMessage } from './kafka-codec';
 import { withTracing } from './tracing';
 import { FakeKafka } from './testing/fake-kafka';
@@ -285,6 +285,11 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(consumer.subscription).toEqual({ topics: ['billing.holds'], fromBeginning: false });
       open({ fromBeginning: true });
       expect((await subscribe(async () => undefined)).subscription).toEqual({ topics: ['billing.holds'], fromBeginning: true });
+    });
+
+    it('a gathering subscription (gatherMs) lets the broker hold its fetch that long to fill GATHER_FETCH_BYTES', async () => {
+      await bus.subscribe('catalogue', ['billing.usage'], async () => undefined, { gatherMs: 250 });
+      expect(kafka.consumers[0].config).toEqual({ groupId: 'catalogue:billing.usage', maxWaitTimeInMs: 250, minBytes: GATHER_FETCH_BYTES });
     });
 
     it('gives each set of topics of a group its own Kafka group, named by group and topics in any order', async () => {

@@ -16,6 +16,9 @@ import { settleWithin } from './timing';
 // hold kafkajs's ~5 MiB for nothing.
 export const kafkaJs = (): typeof KafkaJs => require('kafkajs');
 
+/** What a fetch of a gathering group (SubscribeOptions.gatherMs) waits to fill: a few hundred usage events. */
+export const GATHER_FETCH_BYTES = 64 * 1024;
+
 export interface KafkaBusOptions {
   clientId?: string;
   /** Extra client settings (ssl, sasl, timeouts); `brokers` and `clientId` come from the arguments above. */
@@ -111,7 +114,9 @@ export function kafkaBusOn(kafka: KafkaClient, opts: Omit<KafkaBusOptions, 'clie
     });
     const consumer = kafka.consumer({
       ...consumerConfig(onCluster(kafkaGroupId(group, names)), sub.claimIdleMs),
-      maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000,
+      ...(sub.gatherMs === undefined
+        ? { maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 1_000 }
+        : { maxWaitTimeInMs: sub.gatherMs, minBytes: GATHER_FETCH_BYTES }),
     });
     const fromCluster = new Map(names.map((n) => [onCluster(n), n]));
     const batches = batchHandler({

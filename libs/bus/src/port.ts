@@ -33,6 +33,14 @@ export interface SubscribeOptions {
    * always resumes where it stood. The in-memory bus keeps no history, so it has nothing to replay.
    */
   fromBeginning?: boolean;
+  /**
+   * How late this group may see an event, so that each read gathers more of them: a consumer nobody waits on (the
+   * catalogue's stats, a job's cost) then reads a few times a second under load instead of after every few events,
+   * each read a wake-up of its process and of the bus. Redis: the wait after a read that was not full (the bus's
+   * readLingerMs otherwise); Kafka: how long the broker may hold a fetch to fill GATHER_FETCH_BYTES. The in-memory
+   * bus hands every event over at once.
+   */
+  gatherMs?: number;
 }
 
 export interface EventBus {

@@ -109,6 +109,38 @@ REDIS.describe('redis streams bus', () => {
     }
   });
 
+  it("a subscription's gatherMs is its own linger: beside a group that reads at once, it reads a few times", async () => {
+    const bus = open({ readLingerMs: 0 });
+    const topic = unique('t');
+    const [eager, gathering] = [unique('g'), unique('g')];
+    const got = { [eager]: [] as number[], [gathering]: [] as number[] };
+    await bus.subscribe(eager, [topic], async (e) => void got[eager].push((e.data as { n: number }).n));
+    await bus.subscribe(gathering, [topic], async (e) => void got[gathering].push((e.data as { n: number }).n), { gatherMs: 400 });
+    const monitor = await redis.monitor();
+    const reads = { [eager]: 0, [gathering]: 0 };
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() !== 'xreadgroup') return;
+      for (const g of [eager, gathering]) if (args.includes(g)) reads[g]++;
+    });
+    try {
+      const sent: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const e = ev('k');
+        sent.push((e.data as { n: number }).n);
+        await bus.publish(topic, e);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await waitFor(() => got[eager].length === 20 && got[gathering].length === 20, '20 deliveries to each group');
+      expect(got).toEqual({ [eager]: sent, [gathering]: sent });
+      // Each event comes 5 ms after the last: the eager group reads about once per event, the gathering one as above.
+      expect(reads[gathering]).toBeLessThanOrEqual(4);
+      expect(reads[eager]).toBeGreaterThanOrEqual(10);
+      await allAcknowledged(topic, gathering);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('a new group starts at the tail, unless it asks for the history; an existing group resumes where it stood', async () => {
     const bus = open();
     const topic = unique('t');

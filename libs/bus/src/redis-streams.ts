@@ -114,6 +114,7 @@ export function createRedisBus(url: string, opts: RedisBusOptions = {}): EventBu
         consumer: sub.consumer ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
         claimIdleMs: sub.claimIdleMs ?? opts.claimIdleMs ?? 30_000,
         fromBeginning: sub.fromBeginning ?? false,
+        readLingerMs: sub.gatherMs ?? base.readLingerMs,
       });
       await consumer.start();
       const subscription: Subscription = {

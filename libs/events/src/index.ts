@@ -29,6 +29,13 @@ export const CONSUMER_GROUPS = {
   mcp: [TOPICS.jobs],
 } as const satisfies Record<string, readonly string[]>;
 
+/**
+ * How late the groups nobody waits on (catalogue's stats, jobs' settled costs) may see an event
+ * (SubscribeOptions.gatherMs): under load each of their reads carries a quarter second of usage instead of a few
+ * events, each read a wake-up of the process and of the bus, on the cores that serve the calls.
+ */
+export const UNHURRIED_GATHER_MS = 250;
+
 const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
 
 /** What one request did, written as its usage record when its hold closes. */

@@ -1,5 +1,13 @@
 import type { EventBus, Subscription } from '@gateway/bus';
-import { accountOpenedSchema, CONSUMER_GROUPS, EVENT_TYPES, endpointHealthSchema, type EndpointHealth, usageRecordedSchema } from '@gateway/events';
+import {
+  accountOpenedSchema,
+  CONSUMER_GROUPS,
+  EVENT_TYPES,
+  endpointHealthSchema,
+  type EndpointHealth,
+  UNHURRIED_GATHER_MS,
+  usageRecordedSchema,
+} from '@gateway/events';
 import type { Logger } from '@gateway/service-kit';
 import type { StatsStore } from './store';
 import { statsTokens } from './stats-tokens';
@@ -43,6 +51,6 @@ export function consumeCatalogueEvents(sinks: CatalogueEventSinks, bus: EventBus
         await sinks.saveReport?.(parsed.data);
       }
     },
-    { fromBeginning: true },
+    { fromBeginning: true, gatherMs: UNHURRIED_GATHER_MS },
   );
 }
