@@ -31,10 +31,11 @@ export const CONSUMER_GROUPS = {
 
 /**
  * How late the groups nobody waits on (catalogue's stats, jobs' settled costs) may see an event
- * (SubscribeOptions.gatherMs): under load each of their reads carries a quarter second of usage instead of a few
- * events, each read a wake-up of the process and of the bus, on the cores that serve the calls.
+ * (SubscribeOptions.gatherMs): under load each of their reads carries up to a second of usage instead of a few
+ * events, each read a wake-up of the process and of the bus, on the cores that serve the calls. A second, not less:
+ * on Kafka it is also how often an idle consumer's fetch comes back empty, as the bus's default fetch wait is.
  */
-export const UNHURRIED_GATHER_MS = 250;
+export const UNHURRIED_GATHER_MS = 1_000;
 
 const nanoString = z.string().regex(/^\d+$/, 'nano-USD as a non-negative integer string');
 
