@@ -16,7 +16,7 @@ import { settleWithin } from './timing';
 // hold kafkajs's ~5 MiB for nothing.
 export const kafkaJs = (): typeof KafkaJs => require('kafkajs');
 
-/** What a fetch of a gathering group (SubscribeOptions.gatherMs) waits to fill: a few hundred usage events. */
+/** What a fetch of a gathering group (SubscribeOptions.gatherMs) waits to fill: many usage events, not a few. */
 export const GATHER_FETCH_BYTES = 64 * 1024;
 
 export interface KafkaBusOptions {
