@@ -35,19 +35,53 @@ export class FailureCounts {
 
   /** After a rejoin: keeps the counts of the partitions this member still owns. */
   keepAssigned(assignment: IMemberAssignment): void {
-    for (const where of this.entries.keys()) {
-      const [topic, partition] = splitWhere(where);
-      if (!assignment[topic]?.includes(partition)) this.entries.delete(where);
-    }
+    for (const where of this.entries.keys()) if (!isAssigned(where, assignment)) this.entries.delete(where);
   }
+}
+
+/**
+ * Messages handled while an earlier offset of their partition was not (its key failed), so not committed yet. A
+ * refetch from that offset skips them. Like the failure counts, they outlive a rejoin only for the partitions this
+ * member still owns.
+ */
+export class HandledAhead {
+  private readonly wheres = new Set<string>();
+
+  has(where: string): boolean {
+    return this.wheres.has(where);
+  }
+
+  add(where: string): void {
+    this.wheres.add(where);
+  }
+
+  forget(where: string): void {
+    this.wheres.delete(where);
+  }
+
+  keepAssigned(assignment: IMemberAssignment): void {
+    for (const where of this.wheres) if (!isAssigned(where, assignment)) this.wheres.delete(where);
+  }
+}
+
+/** The batch's message indexes by key, each key's in offset order; keyless messages share one run. */
+function runsByKey(messages: KafkaMessage[]): Map<string | null, number[]> {
+  const runs = new Map<string | null, number[]>();
+  for (const [i, m] of messages.entries()) {
+    const key = m.key ? m.key.toString('latin1') : null;
+    const run = runs.get(key);
+    if (run) run.push(i);
+    else runs.set(key, [i]);
+  }
+  return runs;
 }
 
 export const whereOf = (topic: string, partition: number, offset: string) => `${topic}/${partition}/${offset}`;
 
 /** A topic name has no slash (Kafka allows letters, digits, `.`, `_` and `-`), so the last two fields are partition and offset. */
-function splitWhere(where: string): [string, number] {
+function isAssigned(where: string, assignment: IMemberAssignment): boolean {
   const parts = where.split('/');
-  return [parts.slice(0, -2).join('/'), Number(parts[parts.length - 2])];
+  return assignment[parts.slice(0, -2).join('/')]?.includes(Number(parts[parts.length - 2])) ?? false;
 }
 
 export interface RetryPolicy {
@@ -74,9 +108,14 @@ type Outcome = { done: true } | { done: false; failures: number };
 const isPowerOfTwo = (n: number) => (n & (n - 1)) === 0;
 
 /**
- * Runs a fetched batch through the handler, message by message, resolving (so committing) each offset whose handler
- * resolved or whose dead letter was sent. At the first failure it resolves nothing more, pauses that partition alone
- * and resumes it after a backoff; kafkajs then fetches it again from the failed offset.
+ * Runs a fetched batch through the handler: the keys of the batch side by side, each key's messages in order, as
+ * the Redis adapter does with a read. One message at a time, billing handled one settle per commit whatever the
+ * load, and its ledger batches only the calls that overlap. A handled message's offset is resolved (so committed)
+ * once every message before it in the partition is handled too, or was dead-lettered.
+ *
+ * At a key's first failure the rest of that key waits; once the batch is through, the partition alone is paused and
+ * resumed after a backoff, and kafkajs fetches it again from the first offset not handled. Messages of other keys
+ * handled beyond that offset are remembered, so the refetch skips them rather than handle them twice.
  *
  * It never throws a handler's failure to kafkajs. kafkajs retries a throwing handler a few times, then crashes the
  * consumer, which rejoins the group: a rebalance for every member, and a failure count that starts over if it
@@ -86,6 +125,7 @@ const isPowerOfTwo = (n: number) => (n & (n - 1)) === 0;
  */
 export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandler; rejoined(a: IMemberAssignment): void; stop(): void } {
   const failures = new FailureCounts();
+  const handledAhead = new HandledAhead();
   const maxAttempts = Math.max(1, c.retry.maxAttempts);
   const timers = new Set<NodeJS.Timeout>();
 
@@ -125,32 +165,64 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
   }
 
   const eachBatch: EachBatchHandler = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }) => {
-    const { topic, partition } = batch;
-    for (const message of batch.messages) {
-      if (!isRunning() || isStale()) return;
-      const outcome = await handle(topic, partition, message);
-      if (!outcome.done) {
-        const resume = pause();
-        const timer = setTimeout(
-          () => {
-            timers.delete(timer);
-            resume();
-          },
-          backoffMs(outcome.failures, c.retry.baseMs, c.retry.capMs),
-        );
-        // A paused partition waiting to resume must not keep a stopping process alive.
-        timer.unref();
-        timers.add(timer);
-        return;
-      }
-      resolveOffset(message.offset);
-      await heartbeat();
+    const { topic, partition, messages } = batch;
+    const done = new Array<boolean>(messages.length).fill(false);
+    let firstFailure: { index: number; failures: number } | undefined;
+    // kafkajs sends a heartbeat only once its interval has passed; the keys running side by side share that call.
+    let beat: Promise<void> | undefined;
+    const keepAlive = () =>
+      (beat ??= heartbeat().finally(() => {
+        beat = undefined;
+      }));
+
+    await Promise.all(
+      [...runsByKey(messages).values()].map(async (run) => {
+        for (const i of run) {
+          if (!isRunning() || isStale()) return;
+          if (handledAhead.has(whereOf(topic, partition, messages[i].offset))) {
+            done[i] = true;
+            continue;
+          }
+          const outcome = await handle(topic, partition, messages[i]);
+          if (!outcome.done) {
+            if (!firstFailure || i < firstFailure.index) firstFailure = { index: i, failures: outcome.failures };
+            return;
+          }
+          done[i] = true;
+          await keepAlive();
+        }
+      }),
+    );
+
+    const firstUndone = done.indexOf(false);
+    const handled = firstUndone === -1 ? messages.length : firstUndone;
+    for (const [i, m] of messages.entries()) {
+      const where = whereOf(topic, partition, m.offset);
+      if (i < handled) handledAhead.forget(where);
+      else if (done[i]) handledAhead.add(where);
+    }
+    if (handled > 0) resolveOffset(messages[handled - 1].offset);
+    if (firstFailure) {
+      const resume = pause();
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          resume();
+        },
+        backoffMs(firstFailure.failures, c.retry.baseMs, c.retry.capMs),
+      );
+      // A paused partition waiting to resume must not keep a stopping process alive.
+      timer.unref();
+      timers.add(timer);
     }
   };
 
   return {
     eachBatch,
-    rejoined: (assignment) => failures.keepAssigned(assignment),
+    rejoined: (assignment) => {
+      failures.keepAssigned(assignment);
+      handledAhead.keepAssigned(assignment);
+    },
     stop: () => {
       for (const t of timers) clearTimeout(t);
       timers.clear();

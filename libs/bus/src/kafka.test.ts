@@ -229,6 +229,69 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(consumer.pauses).toBe(1);
     });
 
+    it('runs the keys of a fetched batch side by side, each key’s messages in order, and commits the batch once all are handled', async () => {
+      const started: string[] = [];
+      let releaseFirst!: () => void;
+      const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+      const consumer = await subscribe(async (e) => {
+        started.push(e.id);
+        if (started.length === 1) await firstHeld;
+      });
+      const [a1, b1, a2, b2] = [ev('hold_a'), ev('hold_b'), ev('hold_a'), ev('hold_b')];
+      const delivery = consumer.deliverBatch('billing.holds', [a1, b1, a2, b2].map(toKafkaMessage));
+      await new Promise((r) => setImmediate(r));
+      // hold_a's first settle is still running: hold_b's two went ahead, hold_a's second waits behind its first.
+      expect(started).toEqual([a1.id, b1.id, b2.id]);
+      releaseFirst();
+      expect(await delivery).toEqual({ fetches: [['0', '1', '2', '3']], committed: '3' });
+      expect(started).toEqual([a1.id, b1.id, b2.id, a2.id]);
+    });
+
+    it('after a key fails, commits only what precedes it, and the refetch handles that key on without repeating the others', async () => {
+      const calls: string[] = [];
+      let failed = false;
+      const consumer = await subscribe(async (e) => {
+        calls.push(e.id);
+        if (e.key === 'hold_a' && !failed) {
+          failed = true;
+          throw new Error('ledger busy');
+        }
+      });
+      const [b1, a1, b2, a2, c1] = [ev('hold_b'), ev('hold_a'), ev('hold_b'), ev('hold_a'), ev('hold_c')];
+      const delivery = await consumer.deliverBatch('billing.holds', [b1, a1, b2, a2, c1].map(toKafkaMessage));
+      expect(delivery).toEqual({
+        fetches: [
+          ['0', '1', '2', '3', '4'],
+          ['1', '2', '3', '4'],
+        ],
+        committed: '4',
+      });
+      expect(consumer.pauses).toBe(1);
+      expect(calls.filter((id) => id === a1.id)).toHaveLength(2);
+      for (const once of [b1, b2, a2, c1]) expect(calls.filter((id) => id === once.id)).toHaveLength(1);
+      expect(calls.indexOf(a2.id)).toBeGreaterThan(calls.lastIndexOf(a1.id));
+      expect(actions()).toEqual(['will-retry']);
+    });
+
+    it('dead-letters a poison message without holding up the other keys of its batch', async () => {
+      open({ maxAttempts: 2 });
+      const handled: string[] = [];
+      const consumer = await subscribe(async (e) => {
+        if (e.key === 'hold_bad') throw new Error('ledger says no');
+        handled.push(e.id);
+      });
+      const [bad, ok1, ok2] = [ev('hold_bad'), ev('hold_ok'), ev('hold_ok')];
+      expect(await consumer.deliverBatch('billing.holds', [bad, ok1, ok2].map(toKafkaMessage))).toEqual({
+        fetches: [
+          ['0', '1', '2'],
+          ['0', '1', '2'],
+        ],
+        committed: '2',
+      });
+      expect(handled).toEqual([ok1.id, ok2.id]);
+      expect(kafka.sent.map((s) => s.topic)).toEqual(['billing.holds.dead-letter']);
+    });
+
     it('hands the handler the topic the message came from', async () => {
       const topics: string[] = [];
       const consumer = await subscribe(async (_, topic) => void topics.push(topic));

@@ -106,6 +106,58 @@ class FakeConsumer implements KafkaConsumer {
   }
 
   /**
+   * Hands `messages` to eachBatch as one fetched batch of one partition, at offsets 0, 1, 2..., then, as kafkajs does,
+   * fetches again from the first offset not resolved (once the partition is resumed, if the handler paused it), until
+   * every offset is resolved or after `times` fetches.
+   */
+  async deliverBatch(topic: string, messages: Pick<Message, 'key' | 'value' | 'headers'>[], times = 10): Promise<BatchDelivery> {
+    const received = messages.map((m, i) => asReceived(m, String(i)));
+    const out: BatchDelivery = { fetches: [] };
+    for (let fetch = 0; fetch < times; fetch++) {
+      const from = out.committed === undefined ? 0 : Number(out.committed) + 1;
+      if (from >= received.length) break;
+      const batch = { topic, partition: 0, messages: received.slice(from) } as unknown as Batch;
+      out.fetches.push(batch.messages.map((m) => m.offset));
+      const resumed = await this.fetch(batch, (o) => {
+        if (out.committed === undefined || Number(o) > Number(out.committed)) out.committed = o;
+      });
+      if (resumed) await resumed;
+    }
+    return out;
+  }
+
+  /**
+   * One fetch, as kafkajs' runner hands it over: eachBatch once, tracked so disconnect() waits for it. Returns when
+   * the partition resumes if the handler paused it.
+   */
+  private async fetch(batch: Batch, resolveOffset: (offset: string) => void): Promise<Promise<void> | undefined> {
+    if (!this.eachBatch) throw new Error('fake: run() has not been called');
+    let resumed: Promise<void> | undefined;
+    const call = this.eachBatch({
+      batch,
+      resolveOffset,
+      heartbeat: async () => undefined,
+      pause: () => {
+        this.pauses++;
+        let resume!: () => void;
+        resumed = new Promise<void>((r) => (resume = r));
+        return resume;
+      },
+      commitOffsetsIfNecessary: async () => undefined,
+      uncommittedOffsets: () => ({ topics: [] }),
+      isRunning: () => this.connected,
+      isStale: () => false,
+    });
+    this.inflight.add(call);
+    try {
+      await call;
+    } finally {
+      this.inflight.delete(call);
+    }
+    return resumed;
+  }
+
+  /**
    * Hands one message to eachBatch, as a batch of its own, until its offset is resolved, at most `times` times. A
    * message that comes back later (after a rebalance, say) is the same `offset` delivered again; without one, each
    * call is a new message. A paused partition is fetched again only once the handler resumes it.
@@ -120,34 +172,20 @@ class FakeConsumer implements KafkaConsumer {
     const received = asReceived(message, offset);
     for (let deliveries = 1; deliveries <= times; deliveries++) {
       let resolved = false;
-      let resumed: Promise<void> | undefined;
       const batch = { topic, partition, messages: [received] } as unknown as Batch;
-      const call = this.eachBatch({
-        batch,
-        resolveOffset: (o) => void (resolved ||= o === offset),
-        heartbeat: async () => undefined,
-        pause: () => {
-          this.pauses++;
-          let resume!: () => void;
-          resumed = new Promise<void>((r) => (resume = r));
-          return resume;
-        },
-        commitOffsetsIfNecessary: async () => undefined,
-        uncommittedOffsets: () => ({ topics: [] }),
-        isRunning: () => this.connected,
-        isStale: () => false,
-      });
-      this.inflight.add(call);
-      try {
-        await call;
-      } finally {
-        this.inflight.delete(call);
-      }
+      const resumed = await this.fetch(batch, (o) => void (resolved ||= o === offset));
       if (resolved) return { deliveries, committed: true };
       if (deliveries < times) await resumed;
     }
     return { deliveries: times, committed: false };
   }
+}
+
+export interface BatchDelivery {
+  /** The offsets each fetch handed to eachBatch. */
+  fetches: string[][];
+  /** The last offset resolved, which is what kafkajs commits; undefined if none was. */
+  committed?: string;
 }
 
 /** The client: records what the adapter sends and the consumers it makes. */
