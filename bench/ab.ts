@@ -1,10 +1,11 @@
 /**
  * `pnpm bench ab [rev]`: this checkout's embedded gateway (or, with BENCH_TARGETS=fleet, its fleet on PostgreSQL and
- * Redis Streams, each started by its own checkout's deploy/local-fleet.ts) against another commit's (HEAD by default: what the
- * uncommitted change does), with Portkey beside them, all three measured in turns, round after round, in front of
- * one upstream. On a shared machine whose speed drifts by tens of per cent within minutes, a run of one target
- * after another mostly measures the drift; turns spread it over every target alike, and the medians of the rounds
- * are read side by side. The other commit runs from a git worktree with its own `pnpm install --offline`.
+ * Redis Streams, or with BENCH_TARGETS=fleet-kafka on Kafka, each started by its own checkout's deploy/local-fleet.ts)
+ * against another commit's (HEAD by default: what the uncommitted change does), with Portkey beside them, all three
+ * measured in turns, round after round, in front of one upstream. On a shared machine whose speed drifts by tens of
+ * per cent within minutes, a run of one target after another mostly measures the drift; turns spread it over every
+ * target alike, and the medians of the rounds are read side by side. The other commit runs from a git worktree with
+ * its own `pnpm install --offline`.
  *
  * Per round and target: chat (or the first of BENCH_ROUTES) at BENCH_CONNECTIONS (req/s, and the gateway's CPU per
  * request, which drifts less than the rate) and at one connection (p50 latency, for a stream its first byte's, added
@@ -59,13 +60,15 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
   const p50Of = (r: LoadResult) => (chat.stream ? r.ttfb!.p50 : r.latency.p50);
   const targets: { label: string; target: Target }[] = [];
   try {
-    // The fleet when it is asked for without the embedded gateway (BENCH_TARGETS=fleet), the embedded gateway otherwise.
-    const fleet = opts.targets.includes('fleet') && !opts.targets.includes('embedded');
+    // The fleet when it is asked for without the embedded gateway (BENCH_TARGETS=fleet, or fleet-kafka for its events on
+    // Kafka), the embedded gateway otherwise.
+    const bus = opts.targets.includes('fleet-kafka') && !opts.targets.includes('fleet') ? 'kafka' : 'redis';
+    const fleet = (opts.targets.includes('fleet') || bus === 'kafka') && !opts.targets.includes('embedded');
     const start = async (root: string, name: string) => {
       if (!fleet) return startEmbedded({ configPath, adminToken, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root });
       const logDir = path.join(dir, `logs-${name}`);
       fs.mkdirSync(logDir, { recursive: true });
-      return startFleetTarget({ configPath, adminToken, logDir, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root });
+      return startFleetTarget({ configPath, adminToken, logDir, dataDir: path.join(dir, `data-${name}`), logLevel: opts.logLevel, root, bus });
     };
     targets.push({ label: `base (${base.commit})`, target: await start(base.root, 'base') });
     targets.push({ label: thisLabel, target: await start(ROOT, 'this') });
