@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from './load';
-import { runLoad, verifyTarget } from './measure';
+import { loadUntilSettled, runLoad, verifyTarget } from './measure';
 import type { BenchOptions } from './options';
 import { cpuTimes, ProcSampler, ROOT, stealPct, stopChild } from './procs';
 import { SCENARIOS } from './scenarios';
@@ -98,12 +98,15 @@ export async function benchAb(opts: BenchOptions, rev: string, log: (line: strin
       directP50.push(p50Of(d));
       for (const t of order) {
         const cpu = new ProcSampler(t.target.pids).start();
-        const high = await load(await spec(t.target, opts.connections, opts.routeSeconds));
+        const high = await loadUntilSettled(t.target, await spec(t.target, opts.connections, opts.routeSeconds), chat.stream, opts);
         const used = cpu.stop();
         const low = await load(await spec(t.target, 1, 3));
         const added = p50Of(low) - p50Of(d);
         turns.get(t.label)!.push({ rps: high.rps, cpuUsPerRequest: (used.cpuMs * 1000) / high.requests, p50c1: added });
-        log(`round ${round + 1}/${rounds} ${t.label}: ${Math.round(high.rps)} req/s, +${added.toFixed(2)} ms at c=1`);
+        log(
+          `round ${round + 1}/${rounds} ${t.label}: ${Math.round(high.rps)} req/s` +
+            `${high.settledAfterMs ? ` (settled ${(high.settledAfterMs / 1000).toFixed(1)} s after the last answer, counted)` : ''}, +${added.toFixed(2)} ms at c=1`,
+        );
       }
     }
     const rows = targets.map((t) => {

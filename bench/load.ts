@@ -36,6 +36,11 @@ export interface LoadResult {
   non2xx: number;
   /** CPU time the load generator's own process used during the run. */
   cpuMs: number;
+  /**
+   * A gateway's run: how long after the last answer the account still held money (bench/measure.ts
+   * loadUntilSettled); that wait is counted in `seconds` and `rps`.
+   */
+  settledAfterMs?: number;
   /** The run's window on CLOCK_MONOTONIC (µs), to cut a CPU profile to it. */
   window: { fromUs: number; toUs: number };
 }

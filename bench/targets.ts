@@ -19,6 +19,8 @@ export interface Target {
   pids: number[];
   /** What this target is sent for a scenario; undefined when the target has no such route. */
   request(s: Scenario): Promise<Req | undefined>;
+  /** A gateway's: whether the bench account still has money held by calls (GET /v1/credits), i.e. settles to apply. */
+  holding?(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -132,6 +134,11 @@ async function gatewayTarget(name: TargetName, base: string, adminToken: string,
         fileReq = { method: 'GET', path: new URL((await r.json()).data[0].url).pathname };
       }
       return fileReq;
+    },
+    holding: async () => {
+      const r = await fetch(`${base}/v1/credits`, { headers });
+      if (!r.ok) throw new Error(`${name}: GET /v1/credits answered ${r.status}`);
+      return ((await r.json()) as { data: { held: number } }).data.held > 0;
     },
     stop,
   };
