@@ -108,7 +108,7 @@ async function untilQuiet(targets: Target[], log: (line: string) => void): Promi
   log(`the gateways were still busy after ${QUIET_WAIT_MAX_MS / 1000} s; measuring anyway`);
 }
 
-const SETTLE_POLL_MS = 50;
+const SETTLE_POLL_MS = 20;
 const SETTLE_WAIT_MAX_MS = 120_000;
 
 /**

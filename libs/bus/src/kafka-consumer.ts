@@ -47,6 +47,10 @@ export class FailureCounts {
 export class HandledAhead {
   private readonly wheres = new Set<string>();
 
+  get size(): number {
+    return this.wheres.size;
+  }
+
   has(where: string): boolean {
     return this.wheres.has(where);
   }
@@ -179,7 +183,7 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
       [...runsByKey(messages).values()].map(async (run) => {
         for (const i of run) {
           if (!isRunning() || isStale()) return;
-          if (handledAhead.has(whereOf(topic, partition, messages[i].offset))) {
+          if (handledAhead.size > 0 && handledAhead.has(whereOf(topic, partition, messages[i].offset))) {
             done[i] = true;
             continue;
           }
@@ -196,10 +200,13 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
 
     const firstUndone = done.indexOf(false);
     const handled = firstUndone === -1 ? messages.length : firstUndone;
-    for (const [i, m] of messages.entries()) {
-      const where = whereOf(topic, partition, m.offset);
-      if (i < handled) handledAhead.forget(where);
-      else if (done[i]) handledAhead.add(where);
+    // Nothing to remember or forget in the usual batch, handled whole with nothing handled ahead before it.
+    if (handled < messages.length || handledAhead.size > 0) {
+      for (const [i, m] of messages.entries()) {
+        const where = whereOf(topic, partition, m.offset);
+        if (i < handled) handledAhead.forget(where);
+        else if (done[i]) handledAhead.add(where);
+      }
     }
     if (handled > 0) resolveOffset(messages[handled - 1].offset);
     if (firstFailure) {
