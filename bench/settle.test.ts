@@ -24,8 +24,7 @@ describe('loadUntilSettled', () => {
     stop: async () => undefined,
     ...(holding ? { holding } : {}),
   });
-  const run = (t: Target) =>
-    loadUntilSettled(t, { url, method: 'GET', headers: {}, connections: 2, seconds: 1 }, false, { loadInProcess: true });
+  const run = (t: Target) => loadUntilSettled(t, { url, method: 'GET', headers: {}, connections: 2, seconds: 1 }, false, { loadInProcess: true });
 
   it('counts the wait for the last settle in the run’s seconds and req/s', async () => {
     let polls = 0;
