@@ -173,16 +173,23 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
     const done = new Array<boolean>(messages.length).fill(false);
     let firstFailure: { index: number; failures: number } | undefined;
     // kafkajs sends a heartbeat only once its interval has passed; the keys running side by side share that call.
+    // One that fails (the group is rebalancing) stops every key, and is thrown to kafkajs, which rejoins, once what
+    // was handled is resolved.
     let beat: Promise<void> | undefined;
+    let beatFailed: { error: unknown } | undefined;
     const keepAlive = () =>
-      (beat ??= heartbeat().finally(() => {
-        beat = undefined;
-      }));
+      (beat ??= heartbeat()
+        .catch((error: unknown) => {
+          beatFailed ??= { error };
+        })
+        .finally(() => {
+          beat = undefined;
+        }));
 
     await Promise.all(
       [...runsByKey(messages).values()].map(async (run) => {
         for (const i of run) {
-          if (!isRunning() || isStale()) return;
+          if (beatFailed || !isRunning() || isStale()) return;
           if (handledAhead.size > 0 && handledAhead.has(whereOf(topic, partition, messages[i].offset))) {
             done[i] = true;
             continue;
@@ -222,6 +229,7 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
       timer.unref();
       timers.add(timer);
     }
+    if (beatFailed) throw beatFailed.error;
   };
 
   return {

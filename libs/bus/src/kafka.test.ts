@@ -273,6 +273,19 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect(actions()).toEqual(['will-retry']);
     });
 
+    it('stops every key when a heartbeat fails (a rebalance), resolves what was handled, and throws to kafkajs', async () => {
+      const handled: string[] = [];
+      let consumer!: Awaited<ReturnType<typeof subscribe>>;
+      consumer = await subscribe(async (e) => {
+        handled.push(e.id);
+        if (handled.length === 1) consumer.heartbeatError = new Error('The group is rebalancing');
+      });
+      const [a1, a2, a3] = [ev('hold_a'), ev('hold_a'), ev('hold_a')];
+      const delivery = await consumer.deliverBatch('billing.holds', [a1, a2, a3].map(toKafkaMessage));
+      expect(delivery).toEqual({ fetches: [['0', '1', '2']], committed: '0', thrown: new Error('The group is rebalancing') });
+      expect(handled).toEqual([a1.id]);
+    });
+
     it('dead-letters a poison message without holding up the other keys of its batch', async () => {
       open({ maxAttempts: 2 });
       const handled: string[] = [];

@@ -37,6 +37,8 @@ class FakeConsumer implements KafkaConsumer {
   connected = false;
   /** How often the handler paused a partition. */
   pauses = 0;
+  /** Set to make the next heartbeat fail with it, as kafkajs's does while the group rebalances. */
+  heartbeatError?: Error;
   /** Set to make subscribe() fail at this step. */
   failOn?: 'connect' | 'subscribe' | 'run';
   private readonly crashListeners = new Set<CrashListener>();
@@ -108,7 +110,7 @@ class FakeConsumer implements KafkaConsumer {
   /**
    * Hands `messages` to eachBatch as one fetched batch of one partition, at offsets 0, 1, 2..., then, as kafkajs does,
    * fetches again from the first offset not resolved (once the partition is resumed, if the handler paused it), until
-   * every offset is resolved or after `times` fetches.
+   * every offset is resolved, after `times` fetches, or once eachBatch throws.
    */
   async deliverBatch(topic: string, messages: Pick<Message, 'key' | 'value' | 'headers'>[], times = 10): Promise<BatchDelivery> {
     const received = messages.map((m, i) => asReceived(m, String(i)));
@@ -118,25 +120,35 @@ class FakeConsumer implements KafkaConsumer {
       if (from >= received.length) break;
       const batch = { topic, partition: 0, messages: received.slice(from) } as unknown as Batch;
       out.fetches.push(batch.messages.map((m) => m.offset));
-      const resumed = await this.fetch(batch, (o) => {
-        if (out.committed === undefined || Number(o) > Number(out.committed)) out.committed = o;
-      });
+      let resumed: Promise<void> | undefined;
+      try {
+        ({ resumed } = await this.fetch(batch, (o) => {
+          if (out.committed === undefined || Number(o) > Number(out.committed)) out.committed = o;
+        }));
+      } catch (error) {
+        out.thrown = error;
+        break;
+      }
       if (resumed) await resumed;
     }
     return out;
   }
 
   /**
-   * One fetch, as kafkajs' runner hands it over: eachBatch once, tracked so disconnect() waits for it. Returns when
-   * the partition resumes if the handler paused it.
+   * One fetch, as kafkajs' runner hands it over: eachBatch once, tracked so disconnect() waits for it. `resumed`
+   * resolves when the partition resumes, if the handler paused it.
    */
-  private async fetch(batch: Batch, resolveOffset: (offset: string) => void): Promise<Promise<void> | undefined> {
+  private async fetch(batch: Batch, resolveOffset: (offset: string) => void): Promise<{ resumed?: Promise<void> }> {
     if (!this.eachBatch) throw new Error('fake: run() has not been called');
     let resumed: Promise<void> | undefined;
     const call = this.eachBatch({
       batch,
       resolveOffset,
-      heartbeat: async () => undefined,
+      heartbeat: async () => {
+        const error = this.heartbeatError;
+        this.heartbeatError = undefined;
+        if (error) throw error;
+      },
       pause: () => {
         this.pauses++;
         let resume!: () => void;
@@ -154,7 +166,8 @@ class FakeConsumer implements KafkaConsumer {
     } finally {
       this.inflight.delete(call);
     }
-    return resumed;
+    // Wrapped: an async function returning the promise itself would wait for it.
+    return { resumed };
   }
 
   /**
@@ -173,7 +186,7 @@ class FakeConsumer implements KafkaConsumer {
     for (let deliveries = 1; deliveries <= times; deliveries++) {
       let resolved = false;
       const batch = { topic, partition, messages: [received] } as unknown as Batch;
-      const resumed = await this.fetch(batch, (o) => void (resolved ||= o === offset));
+      const { resumed } = await this.fetch(batch, (o) => void (resolved ||= o === offset));
       if (resolved) return { deliveries, committed: true };
       if (deliveries < times) await resumed;
     }
@@ -186,6 +199,8 @@ export interface BatchDelivery {
   fetches: string[][];
   /** The last offset resolved, which is what kafkajs commits; undefined if none was. */
   committed?: string;
+  /** What eachBatch threw to kafkajs, which ends the delivery (kafkajs would rejoin the group). */
+  thrown?: unknown;
 }
 
 /** The client: records what the adapter sends and the consumers it makes. */
