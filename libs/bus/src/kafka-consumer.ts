@@ -35,36 +35,7 @@ export class FailureCounts {
 
   /** After a rejoin: keeps the counts of the partitions this member still owns. */
   keepAssigned(assignment: IMemberAssignment): void {
-    for (const where of this.entries.keys()) if (!isAssigned(where, assignment)) this.entries.delete(where);
-  }
-}
-
-/**
- * Messages handled while an earlier offset of their partition was not (its key failed), so not committed yet. A
- * refetch from that offset skips them. Like the failure counts, they outlive a rejoin only for the partitions this
- * member still owns.
- */
-export class HandledAhead {
-  private readonly wheres = new Set<string>();
-
-  get size(): number {
-    return this.wheres.size;
-  }
-
-  has(where: string): boolean {
-    return this.wheres.has(where);
-  }
-
-  add(where: string): void {
-    this.wheres.add(where);
-  }
-
-  forget(where: string): void {
-    this.wheres.delete(where);
-  }
-
-  keepAssigned(assignment: IMemberAssignment): void {
-    for (const where of this.wheres) if (!isAssigned(where, assignment)) this.wheres.delete(where);
+    keepAssigned(this.entries, assignment);
   }
 }
 
@@ -82,10 +53,15 @@ function runsByKey(messages: KafkaMessage[]): Map<string | null, number[]> {
 
 export const whereOf = (topic: string, partition: number, offset: string) => `${topic}/${partition}/${offset}`;
 
-/** A topic name has no slash (Kafka allows letters, digits, `.`, `_` and `-`), so the last two fields are partition and offset. */
-function isAssigned(where: string, assignment: IMemberAssignment): boolean {
-  const parts = where.split('/');
-  return assignment[parts.slice(0, -2).join('/')]?.includes(Number(parts[parts.length - 2])) ?? false;
+/**
+ * Drops the entries (keyed by whereOf) of the partitions a rejoin took from this member. A topic name has no slash
+ * (Kafka allows letters, digits, `.`, `_` and `-`), so the last two fields are partition and offset.
+ */
+function keepAssigned(byWhere: { keys(): Iterable<string>; delete(where: string): unknown }, assignment: IMemberAssignment): void {
+  for (const where of byWhere.keys()) {
+    const parts = where.split('/');
+    if (!assignment[parts.slice(0, -2).join('/')]?.includes(Number(parts[parts.length - 2]))) byWhere.delete(where);
+  }
 }
 
 export interface RetryPolicy {
@@ -129,7 +105,9 @@ const isPowerOfTwo = (n: number) => (n & (n - 1)) === 0;
  */
 export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandler; rejoined(a: IMemberAssignment): void; stop(): void } {
   const failures = new FailureCounts();
-  const handledAhead = new HandledAhead();
+  // Messages handled while an earlier offset of their partition was not (its key failed), so not committed yet: a
+  // refetch from that offset skips them. Like the failure counts, they outlive a rejoin only where still assigned.
+  const handledAhead = new Set<string>();
   const maxAttempts = Math.max(1, c.retry.maxAttempts);
   const timers = new Set<NodeJS.Timeout>();
 
@@ -211,7 +189,7 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
     if (handled < messages.length || handledAhead.size > 0) {
       for (const [i, m] of messages.entries()) {
         const where = whereOf(topic, partition, m.offset);
-        if (i < handled) handledAhead.forget(where);
+        if (i < handled) handledAhead.delete(where);
         else if (done[i]) handledAhead.add(where);
       }
     }
@@ -236,7 +214,7 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
     eachBatch,
     rejoined: (assignment) => {
       failures.keepAssigned(assignment);
-      handledAhead.keepAssigned(assignment);
+      keepAssigned(handledAhead, assignment);
     },
     stop: () => {
       for (const t of timers) clearTimeout(t);
