@@ -3,6 +3,7 @@ import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions } from './types';
 import { UpstreamError, classify } from './upstream-error';
 import { dispatchWhole, type WholeAnswer } from './whole-answer';
+import { dispatchSse, type SseAnswer, type SseFrames } from './sse-answer';
 import { errorMessageOf } from './error-body';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -20,6 +21,9 @@ export type JsonPost = (
 /** Sends `payload` as JSON and reads the whole answer, which must be JSON: for the calls that are not streamed. */
 export type JsonCall = (ep: ResolvedEndpoint, path: string, payload: Record<string, unknown>, opts: CallOptions) => Promise<unknown>;
 
+/** Sends `payload` as JSON with `stream: true` and reads the answer's SSE `data:` payloads as they arrive. */
+export type SseCall = (ep: ResolvedEndpoint, path: string, payload: Record<string, unknown>, opts: CallOptions) => Promise<SseFrames>;
+
 /** Sends a multipart/form-data body (undici writes the boundary and the content type). */
 export type FormPost = (ep: ResolvedEndpoint, path: string, form: FormData, opts: CallOptions) => Promise<Dispatcher.ResponseData>;
 
@@ -29,6 +33,8 @@ export interface UpstreamClient {
   json: JsonPost;
   /** The answer read whole and parsed. */
   jsonWhole: JsonCall;
+  /** The answer's SSE payloads; a failure while they are read is undici's error, for `classify`. */
+  sse: SseCall;
   form: FormPost;
 }
 
@@ -131,6 +137,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
 
   const jsonHeaders = (accept: string): CallHeaders => ({ 'content-type': 'application/json', accept });
   const WHOLE_JSON = jsonHeaders('application/json');
+  const SSE = jsonHeaders('text/event-stream');
   // undici writes the multipart content type, with its boundary, itself.
   const FORM: CallHeaders = { accept: '*/*' };
 
@@ -149,6 +156,17 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
       }
       if (answer.statusCode >= 400) throw statusError(answer.statusCode, answer.text);
       return parseAnswer(answer.text);
+    },
+    sse: async (ep, path, payload, opts) => {
+      const request = requestOf(ep, path, JSON.stringify(payload), SSE, opts);
+      let answer: SseAnswer;
+      try {
+        answer = await dispatchSse(agent, request, opts.signal);
+      } catch (e) {
+        throw classify(e);
+      }
+      if ('frames' in answer) return answer.frames;
+      throw statusError(answer.statusCode, answer.text);
     },
     form: (ep, path, form, opts) => send(requestOf(ep, path, form, FORM, opts), opts.signal),
   };

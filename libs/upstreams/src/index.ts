@@ -29,7 +29,6 @@ export type {
 } from './types';
 export { UpstreamError, classify, type FailureKind } from './upstream-error';
 export { claimTokenWorker, countTokens, countTokensOfAll, warmTokenizer } from './tokens';
-export { sseData } from './sse';
 export { createOpenAIProtocol } from './openai';
 export { createSimulatedProtocol } from './simulated';
 export { createFalProtocol } from './fal';

@@ -48,7 +48,7 @@ export function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.Dispat
 }
 
 /** As undici's `body.text()` decodes: UTF-8, a leading byte-order mark dropped. */
-function utf8(chunks: Buffer[]): string {
+export function utf8(chunks: Buffer[]): string {
   const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

@@ -2,7 +2,6 @@ import type { ResolvedEndpoint } from '@gateway/config';
 import type { CallOptions, TextProtocol } from '../types';
 import { classify } from '../upstream-error';
 import { createUpstreamClient } from '../http';
-import { sseData } from '../sse';
 import { toMessagesRequest } from './request';
 import { toChatCompletion } from './response';
 import { toChatChunks } from './stream';
@@ -28,10 +27,10 @@ export function createAnthropicProtocol(env: NodeJS.ProcessEnv = process.env, ma
       return toChatCompletion(readMessagesAnswer(json, (issue) => malformedUsage(ep, issue)));
     },
     async chatStream(ep, body, opts) {
-      const res = await client.json(ep, '/messages', messages(ep, { ...body, stream: true }, opts), opts);
+      const frames = await client.sse(ep, '/messages', messages(ep, { ...body, stream: true }, opts), opts);
       return (async function* () {
         try {
-          yield* toChatChunks(sseData(res.body), (issue) => malformedUsage(ep, issue));
+          yield* toChatChunks(frames, (issue) => malformedUsage(ep, issue));
         } catch (e) {
           throw classify(e);
         }

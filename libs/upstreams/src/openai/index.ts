@@ -1,7 +1,6 @@
 import type { EmbeddingProtocol, ImageProtocol, SpeechProtocol, TextProtocol, TranscriptionProtocol } from '../types';
 import { UpstreamError, classify } from '../upstream-error';
 import type { MalformedUsage } from '../answer-schema';
-import { sseData } from '../sse';
 import { openAIEmbed } from './embed';
 import { openAIImages } from './images';
 import { openAISpeech } from './speech';
@@ -18,7 +17,6 @@ export function createOpenAIProtocol(
   malformedUsage: MalformedUsage = () => {},
 ): TextProtocol & EmbeddingProtocol & ImageProtocol & SpeechProtocol & TranscriptionProtocol {
   const client = createUpstreamClient({}, env);
-  const post = client.json;
 
   return {
     async chat(ep, body, opts) {
@@ -27,10 +25,11 @@ export function createOpenAIProtocol(
     },
     async chatStream(ep, body, opts) {
       const streamOptions = { ...((body.stream_options as object) ?? {}), include_usage: true };
-      const res = await post(ep, '/chat/completions', { ...body, model: ep.upstreamModel, stream: true, stream_options: streamOptions }, opts);
+      const payload = { ...body, model: ep.upstreamModel, stream: true, stream_options: streamOptions };
+      const frames = await client.sse(ep, '/chat/completions', payload, opts);
       return (async function* () {
         try {
-          for await (const data of sseData(res.body)) {
+          for await (const data of frames) {
             if (data === '[DONE]') return;
             yield readChunk(data, (issue) => malformedUsage(ep, issue));
           }
@@ -43,7 +42,7 @@ export function createOpenAIProtocol(
     },
     embed: openAIEmbed(client.jsonWhole, malformedUsage),
     generateImages: openAIImages(client.jsonWhole),
-    speech: openAISpeech(post),
+    speech: openAISpeech(client.json),
     transcribe: openAITranscribe(client.form),
   };
 }
