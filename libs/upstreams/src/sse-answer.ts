@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { SseSplitter } from './sse';
-import { utf8 } from './whole-answer';
+import { abortedBy, utf8 } from './whole-answer';
 
 /** A streamed answer: its frames as they arrive, or an error answer read whole. */
 export type SseAnswer = { statusCode: number; frames: SseFrames } | { statusCode: number; text: string };
@@ -19,15 +19,9 @@ export function dispatchSse(dispatcher: Dispatcher, options: Dispatcher.Dispatch
     let statusCode = 0;
     let frames: SseFrames | undefined;
     const errorChunks: Buffer[] = [];
-    let stopListening: (() => void) | undefined;
+    const aborts = abortedBy(signal);
     dispatcher.dispatch(options, {
-      onConnect(abort) {
-        if (!signal) return;
-        if (signal.aborted) return abort(signal.reason);
-        const onAbort = () => abort(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        stopListening = () => signal.removeEventListener('abort', onAbort);
-      },
+      onConnect: aborts.onConnect,
       onHeaders(status, _headers, resume) {
         // 1xx answers (100 Continue, 103 Early Hints) come before the final one.
         if (status < 200) return true;
@@ -44,12 +38,12 @@ export function dispatchSse(dispatcher: Dispatcher, options: Dispatcher.Dispatch
         return true;
       },
       onComplete() {
-        stopListening?.();
+        aborts.stop();
         if (frames) frames.finish();
         else resolve({ statusCode, text: utf8(errorChunks) });
       },
       onError(err) {
-        stopListening?.();
+        aborts.stop();
         if (frames) frames.fail(err);
         // An error answer cut short still said its status, which decides whether the client is at fault.
         else if (statusCode >= 400) resolve({ statusCode, text: utf8(errorChunks) });

@@ -15,15 +15,9 @@ export function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.Dispat
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let statusCode = 0;
-    let stopListening: (() => void) | undefined;
+    const aborts = abortedBy(signal);
     dispatcher.dispatch(options, {
-      onConnect(abort) {
-        if (!signal) return;
-        if (signal.aborted) return abort(signal.reason);
-        const onAbort = () => abort(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        stopListening = () => signal.removeEventListener('abort', onAbort);
-      },
+      onConnect: aborts.onConnect,
       onHeaders(status) {
         // 1xx answers (100 Continue, 103 Early Hints) come before the final one.
         if (status >= 200) statusCode = status;
@@ -34,17 +28,32 @@ export function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.Dispat
         return true;
       },
       onComplete() {
-        stopListening?.();
+        aborts.stop();
         resolve({ statusCode, text: utf8(chunks) });
       },
       onError(err) {
-        stopListening?.();
+        aborts.stop();
         // An error answer cut short still said its status, which decides whether the client is at fault.
         if (statusCode >= 400) resolve({ statusCode, text: utf8(chunks) });
         else reject(err);
       },
     });
   });
+}
+
+/** Aborts a dispatched call when `signal` fires, until `stop` at the call's end. */
+export function abortedBy(signal: AbortSignal | undefined): { onConnect(abort: (reason?: Error) => void): void; stop(): void } {
+  let stop = () => {};
+  return {
+    onConnect(abort) {
+      if (!signal) return;
+      if (signal.aborted) return abort(signal.reason);
+      const onAbort = () => abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      stop = () => signal.removeEventListener('abort', onAbort);
+    },
+    stop: () => stop(),
+  };
 }
 
 /** As undici's `body.text()` decodes: UTF-8, a leading byte-order mark dropped. */
