@@ -3,7 +3,8 @@
  * chat) at BENCH_CONNECTIONS for their usual seconds after a warm-up, then stopped with SIGINT: service-kit's runMain
  * drains and leaves through process.exit(0), and node writes one .cpuprofile per thread on that exit. With
  * BENCH_TARGETS=fleet, the fleet instead: every process's main thread through bench/cpu-profile-hook.mjs (NODE_OPTIONS
- * refuses --cpu-prof), one folder per service, stopped with SIGTERM. The summary (bench/profile-summary.ts) keeps only
+ * refuses --cpu-prof), one folder per service, stopped with SIGTERM; BENCH_TARGETS=fleet-kafka, the fleet on Kafka
+ * (KAFKA_BROKERS, or a broker of its own). The summary (bench/profile-summary.ts) keeps only
  * the samples inside the measured runs' windows. The files stay on disk.
  */
 import fs from 'node:fs';
@@ -26,7 +27,8 @@ export async function profileGateway(
   gw: { configPath: string; adminToken: string; dataDir: string; workDir: string },
   log: (line: string) => void,
 ): Promise<string> {
-  const fleet = opts.targets.includes('fleet') && !opts.targets.includes('embedded');
+  const onKafka = opts.targets.includes('fleet-kafka');
+  const fleet = (opts.targets.includes('fleet') || onKafka) && !opts.targets.includes('embedded');
   const profileDir = opts.profileDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-profile-'));
   fs.mkdirSync(profileDir, { recursive: true });
   const { configPath, adminToken, dataDir, workDir } = gw;
@@ -38,6 +40,7 @@ export async function profileGateway(
         dataDir: path.join(workDir, 'fleet-data'),
         logLevel: opts.logLevel,
         profileDir,
+        ...(onKafka ? { bus: 'kafka' as const } : {}),
       })
     : await startEmbedded({ configPath, adminToken, dataDir, logLevel: opts.logLevel, profileDir });
   const { lines, fromUs, toUs } = await drive(target, opts, log);
