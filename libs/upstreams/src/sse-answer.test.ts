@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { createUpstreamClient } from './http';
 import { FAKE_ENV, endpointAt, startFakeUpstream, type FakeUpstream } from './testing/fake-upstream';
+import { SseFrames } from './sse-answer';
 import { UpstreamError, classify } from './upstream-error';
 
 /** The streamed call every chat stream is read through: undici's callbacks feed the reader directly. */
@@ -127,5 +128,58 @@ describe('sse (a streamed answer read as it arrives)', () => {
     }
     expect(n).toBe(total);
     expect(writtenAtFirstRead).toBeLessThan(total);
+  });
+});
+
+/** The reader's own rules, driven as undici drives it: `push` per chunk, then `finish` or `fail`. */
+describe('SseFrames', () => {
+  const frames = (resume: () => void = () => {}) => new SseFrames(resume);
+
+  it('hands over what arrived before a failure, then the failure', async () => {
+    const f = frames();
+    f.push(Buffer.from('data: a\n\ndata: b\n\n'));
+    f.fail(new Error('socket hang up'));
+    await expect(f.next()).resolves.toEqual({ value: 'a', done: false });
+    await expect(f.next()).resolves.toEqual({ value: 'b', done: false });
+    await expect(f.next()).rejects.toThrow('socket hang up');
+  });
+
+  it('wakes a reader waiting for the next payload, and ends it at the body’s end', async () => {
+    const f = frames();
+    const waiting = f.next();
+    f.push(Buffer.from('data: a\n\n'));
+    await expect(waiting).resolves.toEqual({ value: 'a', done: false });
+    const last = f.next();
+    f.finish();
+    await expect(last).resolves.toEqual({ value: undefined, done: true });
+  });
+
+  it('pauses past 64 unread payloads and resumes once the reader has taken half', async () => {
+    const resume = jest.fn();
+    const f = frames(resume);
+    const pushes = Array.from({ length: 70 }, (_, i) => f.push(Buffer.from(`data: ${i}\n\n`)));
+    expect(pushes.indexOf(false)).toBe(63);
+    for (let i = 0; i < 37; i++) await f.next();
+    expect(resume).not.toHaveBeenCalled();
+    await f.next();
+    expect(resume).toHaveBeenCalledTimes(1);
+  });
+
+  it('a reader that returns ends a pending read', async () => {
+    const f = frames();
+    const pending = f.next();
+    await f.return();
+    await expect(pending).resolves.toEqual({ value: undefined, done: true });
+  });
+
+  it('a reader that returns resumes a paused upstream and drops what still arrives', async () => {
+    const resume = jest.fn();
+    const f = frames(resume);
+    for (let i = 0; i < 64; i++) f.push(Buffer.from(`data: ${i}\n\n`));
+    await expect(f.return()).resolves.toEqual({ value: undefined, done: true });
+    expect(resume).toHaveBeenCalledTimes(1);
+    expect(f.push(Buffer.from('data: late\n\n'))).toBe(true);
+    f.finish();
+    await expect(f.next()).resolves.toEqual({ value: undefined, done: true });
   });
 });
