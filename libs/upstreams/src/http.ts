@@ -14,7 +14,7 @@ export type JsonPost = (
   path: string,
   payload: Record<string, unknown>,
   opts: CallOptions,
-  /** What the answer is expected to be; JSON (or SSE for `stream: true`) unless said otherwise. */
+  /** What the answer is expected to be; JSON unless said otherwise (an SSE answer is read with `sse`). */
   accept?: string,
 ) => Promise<Dispatcher.ResponseData>;
 
@@ -29,7 +29,7 @@ export type FormPost = (ep: ResolvedEndpoint, path: string, form: FormData, opts
 
 /** One connection pool per protocol, shared by its JSON and multipart calls. */
 export interface UpstreamClient {
-  /** The answer as it arrives (SSE, audio). */
+  /** The answer as it arrives (audio). */
   json: JsonPost;
   /** The answer read whole and parsed. */
   jsonWhole: JsonCall;
@@ -143,8 +143,7 @@ export function createUpstreamClient(options: JsonPostOptions = {}, env: NodeJS.
 
   return {
     json: (ep, path, payload, opts, accept) => {
-      const want = accept ?? (payload.stream ? 'text/event-stream' : 'application/json');
-      return send(requestOf(ep, path, JSON.stringify(payload), jsonHeaders(want), opts), opts.signal);
+      return send(requestOf(ep, path, JSON.stringify(payload), accept ? jsonHeaders(accept) : WHOLE_JSON, opts), opts.signal);
     },
     jsonWhole: async (ep, path, payload, opts) => {
       const request = requestOf(ep, path, JSON.stringify(payload), WHOLE_JSON, opts);
