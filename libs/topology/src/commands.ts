@@ -14,13 +14,13 @@ export const bundleCommand = (name: string): string[] => ['node', '--enable-sour
 export const sourceCommand = (entry: string): string[] => ['node', '--import', 'tsx', entry];
 
 /**
- * V8's young generation for a fleet process, at most 4 MiB a semi-space (Node 20's default: 16). The start's
- * allocations grew it to the full 2 × 16 MiB in every process, resident for its life, while an idle service keeps a
- * few MiB of young objects: 10-20 MiB less RSS a process, and `pnpm bench ab` found the fleet's chat no slower, with
- * less CPU per request (docs/benchmarks.md, 2026-11-28 08:35-09:00). The embedded gateway keeps V8's default: not
- * measured there.
+ * V8's young generation for a fleet process: 16 MiB a semi-space, Node 20's default, named so that a Node upgrade
+ * cannot change it unseen. From 2026-11-28 it was 4 MiB, for idle memory; on a quiet host `pnpm bench ab` then found
+ * 4 and 8 MiB cost the fleet about a fifth more CPU per chat request than 16 (a scavenge every few milliseconds copies
+ * the calls still in flight), while the compiled bundles now idle at 75-85 MiB a process either way once V8's memory
+ * reducer has run (docs/benchmarks.md, 2026-11-29 18:10-19:10).
  */
-export const FLEET_V8_FLAGS = ['--max-semi-space-size=4'];
+export const FLEET_V8_FLAGS = ['--max-semi-space-size=16'];
 
 /** A fleet process's command: the edge or a service of the service table. */
 export const serviceCommand = (name: string, from: 'bundle' | 'source' = 'bundle'): string[] =>
