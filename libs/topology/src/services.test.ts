@@ -32,7 +32,14 @@ describe('the service table', () => {
       expect(name).toMatch(/^[a-z]+$/);
       expect(fs.existsSync(path.join(root, 'services', name, 'src', 'main.ts'))).toBe(true);
       expect(serviceCommand(name)).toEqual(['node', '--max-semi-space-size=16', '--single-threaded-gc', '--enable-source-maps', `dist/${name}.cjs`]);
-      expect(serviceCommand(name, 'source')).toEqual(['node', '--max-semi-space-size=16', '--single-threaded-gc', '--import', 'tsx', `services/${name}/src/main.ts`]);
+      expect(serviceCommand(name, 'source')).toEqual([
+        'node',
+        '--max-semi-space-size=16',
+        '--single-threaded-gc',
+        '--import',
+        'tsx',
+        `services/${name}/src/main.ts`,
+      ]);
     }
     expect(EMBEDDED_COMMAND.at(-1)).toBe('dist/gateway.cjs');
     expect(migrateCommand('billing').slice(-2)).toEqual(['dist/migrate.cjs', 'billing']);
