@@ -15,7 +15,7 @@ export const sourceCommand = (entry: string): string[] => ['node', '--import', '
 
 /**
  * V8's garbage collector in a fleet process, measured with `pnpm bench ab` on the fleet (docs/benchmarks.md,
- * 2026-11-29 18:04-19:10):
+ * 2026-11-29 18:04-19:47):
  * - a young generation of 16 MiB a semi-space, Node 20's default, named so that a Node upgrade cannot change it
  *   unseen. From 2026-11-28 it was 4 MiB, for idle memory; 4 and 8 MiB cost about a fifth more CPU per chat request
  *   (a scavenge every few milliseconds copies the calls still in flight), and the compiled bundles idle at 73-87 MiB
