@@ -2,7 +2,8 @@ import { Partitioners } from 'kafkajs';
 import { trace } from '@opentelemetry/api';
 import type { BusEvent, EventBus, Handler } from './port';
 import type { BusErrorContext } from './errors';
-import { GATHER_FETCH_BYTES, kafkaBusOn, type KafkaBusOptions } from './kafka';
+import { GATHER_FETCH_BYTES, PARTITIONS_SIDE_BY_SIDE, kafkaBusOn, type KafkaBusOptions } from './kafka';
+import { LINGER_BELOW } from './kafka-consumer';
 import { HEADER, toKafkaMessage } from './kafka-codec';
 import { withTracing } from './tracing';
 import { FakeKafka } from './testing/fake-kafka';
@@ -366,6 +367,47 @@ describe('kafka bus over a fake kafkajs client', () => {
     it('a gathering subscription (gatherMs) lets the broker hold its fetch that long to fill GATHER_FETCH_BYTES', async () => {
       await bus.subscribe('catalogue', ['billing.usage'], async () => undefined, { gatherMs: 250 });
       expect(kafka.consumers[0].config).toEqual({ groupId: 'catalogue:billing.usage', maxWaitTimeInMs: 250, minBytes: GATHER_FETCH_BYTES });
+    });
+
+    /** Whether `p` is still unsettled after a few turns of the event loop (no clock involved). */
+    const stillPending = async (p: Promise<unknown>) => {
+      let settled = false;
+      p.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      return !settled;
+    };
+
+    it('after a thin batch holds the next fetch readLingerMs, its events handled and resolved at once; a full batch fetches again at once', async () => {
+      open({ readLingerMs: 600_000 });
+      const handled: string[] = [];
+      const consumer = await subscribe(async (e) => void handled.push(e.id));
+      const thin = consumer.deliverBatch('billing.holds', [toKafkaMessage(ev('hold_a'))]);
+      expect(await stillPending(thin)).toBe(true);
+      expect(handled).toHaveLength(1);
+      const full = await consumer.deliverBatch(
+        'billing.holds',
+        Array.from({ length: LINGER_BELOW }, (_, i) => toKafkaMessage(ev(`hold_${i}`))),
+      );
+      expect(full.committed).toBe(String(LINGER_BELOW - 1));
+      // Closing ends the wait: a stopping consumer is not held up by it.
+      await bus.close();
+      expect((await thin).committed).toBe('0');
+    });
+
+    it('hands kafkajs the partitions of a fetch side by side, so its thin batches share one wait', async () => {
+      const consumer = await subscribe(async () => undefined);
+      expect(consumer.runConfig).toMatchObject({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_SIDE_BY_SIDE });
+    });
+
+    it('does not hold the fetch of a gathering subscription, which the broker already holds', async () => {
+      open({ readLingerMs: 600_000 });
+      const made = kafka.nextConsumer();
+      await bus.subscribe('catalogue', ['billing.usage'], async () => undefined, { gatherMs: 250 });
+      const consumer = await made;
+      expect((await consumer.deliverBatch('billing.usage', [toKafkaMessage(ev())])).committed).toBe('0');
     });
 
     it('gives each set of topics of a group its own Kafka group, named by group and topics in any order', async () => {

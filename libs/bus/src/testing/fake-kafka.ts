@@ -44,6 +44,8 @@ class FakeConsumer implements KafkaConsumer {
   private readonly crashListeners = new Set<CrashListener>();
   private readonly joinListeners = new Set<JoinListener>();
   private eachBatch?: EachBatchHandler;
+  /** What the adapter handed to run(). */
+  runConfig?: ConsumerRunConfig;
   private inflight = new Set<Promise<unknown>>();
   private nextOffset = 0;
   private running?: () => void;
@@ -68,6 +70,7 @@ class FakeConsumer implements KafkaConsumer {
   async run(config?: ConsumerRunConfig): Promise<void> {
     if (this.failOn === 'run') throw new Error('fake: run failed');
     this.eachBatch = config?.eachBatch;
+    this.runConfig = config;
     this.running!();
     // A broker answers the join later, never inside run().
     if (this.joinOnRun) setImmediate(() => this.joinGroup());
