@@ -107,7 +107,10 @@ function packageOf(url: string): string {
   return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
-/** The area a frame's code belongs to. */
+const PGLITE_WASM_AREA = 'pglite (WebAssembly: Postgres itself)';
+const LLHTTP_AREA = 'undici (llhttp, its HTTP parser: WebAssembly)';
+
+/** The area a frame's code belongs to (a WebAssembly frame's is its caller's: see summarizeProfile). */
 export function areaOf(frame: CallFrame): string {
   const { url, functionName } = frame;
   if (!url) {
@@ -116,7 +119,7 @@ export function areaOf(frame: CallFrame): string {
     if (functionName === 'postMessage') return 'node bindings: postMessage to worker threads';
     return PSEUDO[functionName] ?? 'V8 builtins and other node bindings (no script)';
   }
-  if (url.startsWith('wasm://')) return 'pglite (WebAssembly: Postgres itself)';
+  if (url.startsWith('wasm://')) return PGLITE_WASM_AREA;
   if (url.startsWith('node:')) {
     const p = url.slice(5);
     if (p.startsWith('internal/deps/undici')) return "undici (node's built-in fetch)";
@@ -315,6 +318,16 @@ export function summarizeProfile(file: string, profile: CpuProfile, opts: Summar
     viaCache.set(id, via);
     return via;
   };
+  // A WebAssembly frame's url names no module; the script that called into it does: undici's HTTP parser (llhttp),
+  // in every process, or PGlite, where one runs. Until 2026-11-29 every such frame read as PGlite.
+  const wasmAreaOf = (id: number): string => {
+    for (let p = parent.get(id); p !== undefined; p = parent.get(p)) {
+      const f = nodes.get(p)!.callFrame;
+      if (!f.url || f.url.startsWith('wasm://')) continue;
+      return family(areaOf(f)) === 'undici' ? LLHTTP_AREA : PGLITE_WASM_AREA;
+    }
+    return PGLITE_WASM_AREA;
+  };
   const fns = new Map<string, FunctionCost>();
   const areas = new Map<string, { area: string; samples: number; ms: number }>();
   let idleSamples = 0;
@@ -323,7 +336,7 @@ export function summarizeProfile(file: string, profile: CpuProfile, opts: Summar
   for (const [id, cost] of bySelf) {
     const frame = nodes.get(id)!.callFrame;
     allUs += cost.us;
-    const area = areaOf(frame);
+    const area = frame.url.startsWith('wasm://') ? wasmAreaOf(id) : areaOf(frame);
     if (area === 'idle') {
       idleSamples += cost.samples;
       idleUs += cost.us;
