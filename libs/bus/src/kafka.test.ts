@@ -397,7 +397,7 @@ describe('kafka bus over a fake kafkajs client', () => {
       expect((await thin).committed).toBe('0');
     });
 
-    it('hands kafkajs the partitions of a fetch side by side, so its thin batches share one wait', async () => {
+    it('has kafkajs hand over the partitions of a fetch side by side (partitionsConsumedConcurrently), for one shared wait', async () => {
       const consumer = await subscribe(async () => undefined);
       expect(consumer.runConfig).toMatchObject({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_SIDE_BY_SIDE });
     });
