@@ -12,7 +12,8 @@
  * `pnpm bench ledger` the embedded write-behind's ledger_write (bench/ledger-write.ts);
  * `pnpm bench ab [rev]` this checkout's embedded gateway against another commit's, in turns (bench/ab.ts);
  * `pnpm bench startup` the embedded gateway's start, idle memory and CPU, and peak memory under chat (bench/startup.ts);
- * `pnpm bench capacity` the fleet's CPU, memory, PostgreSQL, Redis and Kafka work per request (bench/capacity.ts).
+ * `pnpm bench capacity` the fleet's CPU, memory, PostgreSQL, Redis and Kafka work per request (bench/capacity.ts);
+ * `pnpm bench hops` the fleet's call at one connection, leg by leg: upstream, Redis, place_hold, billing, text, edge (bench/hops.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ import path from 'node:path';
 import { benchAb } from './ab';
 import { benchBus } from './bus';
 import { benchCapacity } from './capacity';
+import { benchHops } from './hops';
 import { benchLedgerWrite } from './ledger-write';
 import { measureInTurns, verifyTarget } from './measure';
 import { readOptions, type BenchOptions, type TargetName } from './options';
@@ -140,7 +142,9 @@ const run =
           ? benchStartup(readOptions([], process.env), log)
           : command === 'capacity'
             ? benchCapacity(readOptions([], process.env), log)
-            : main();
+            : command === 'hops'
+              ? benchHops(readOptions([], process.env), log)
+              : main();
 run.then(
   (out) => {
     process.stdout.write(out);
