@@ -1,9 +1,11 @@
-import { type Leg, LEGS, hopsReport, layers } from './hops';
+import { CPU_GROUPS, type CpuGroup, type Leg, type LegRun, LEGS, hopsReport, layers } from './hops';
 import type { LatencySummary } from './stats';
 
 const summary = (p50: number, count = 1000): LatencySummary => ({ count, p50, p99: p50 * 3, mean: p50 * 1.2, max: p50 * 10 });
-const round = (p50: Record<Leg, number>): Record<Leg, LatencySummary> =>
-  Object.fromEntries(LEGS.map((l) => [l, summary(p50[l])])) as Record<Leg, LatencySummary>;
+// Each group's CPU per call: the leg's p50, plus the group's place in the list.
+const cpuOf = (p50: number) => Object.fromEntries(CPU_GROUPS.map((g, i) => [g, p50 + i])) as Record<CpuGroup, number>;
+const round = (p50: Record<Leg, number>): Record<Leg, LegRun> =>
+  Object.fromEntries(LEGS.map((l) => [l, { latency: summary(p50[l]), cpuMsPerCall: cpuOf(p50[l]) }])) as Record<Leg, LegRun>;
 
 const legs: Record<Leg, number> = {
   upstream: 0.1,
@@ -25,7 +27,7 @@ describe('pnpm bench hops: what each layer of the call adds', () => {
     const faster = Object.fromEntries(LEGS.map((l) => [l, legs[l] / 2])) as Record<Leg, number>;
     const report = hopsReport([round(slower), round(legs), round(faster)]);
     // The middle round is the median of three, whatever their order.
-    expect(report).toContain('| edge | 3.250 | 3.900 | 9.750 | 1000 | 6.500, 3.250, 1.625 |');
+    expect(report).toContain('| edge | 3.250 | 3.900 | 9.750 | 1000 | 6.500, 3.250, 1.625 | 3.25 / 4.25 / 5.25 / 6.25 / 7.25 / 8.25 |');
     expect(report).toContain('| the edge (key, meter, one more hop), over text | 0.750 |');
     for (const leg of LEGS) expect(report).toContain(`| ${leg} |`);
   });

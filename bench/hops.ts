@@ -11,7 +11,9 @@
  * - `text`: the chat sent to text as the edge forwards it: the hold, the upstream call and the answer;
  * - `edge`: the whole call, as a client makes it.
  *
- * The per-layer figures are differences of medians, so they are estimates; the legs themselves are measured.
+ * The per-layer figures are differences of medians, so they are estimates; the legs themselves are measured. Beside
+ * each leg, the CPU time per call of each group of processes (/proc, the processes alive throughout the leg): at one
+ * connection what a call costs each process is most of what it adds to the latency.
  * BENCH_TARGETS=fleet-kafka runs the fleet on Kafka (KAFKA_BROKERS, or a broker started for the run).
  */
 import crypto from 'node:crypto';
@@ -22,17 +24,30 @@ import { openPg } from '@gateway/db';
 import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import { Pool } from 'undici';
 import type { BenchOptions } from './options';
-import { freePortSet, track } from './procs';
+import { cpuMs, freePortSet, track } from './procs';
 import { machineLine } from './report';
 import { DIRECT } from './scenarios';
 import { Samples, type LatencySummary } from './stats';
 import { benchAccount, startUpstream, writeGatewayConfig } from './targets';
 
+/** How long the whole call runs at BENCH_CONNECTIONS before the first leg is measured. */
+const WARM_UP_SECONDS = 10;
+
 export const LEGS = ['upstream', 'redis ping', 'postgres select 1', 'place_hold', 'billing hold', 'text', 'edge'] as const;
 export type Leg = (typeof LEGS)[number];
 
 /** One call of a leg; resolves when its answer has been read whole. */
-type Call = (i: number) => Promise<void>;
+type Call = () => Promise<void>;
+
+/** Whose CPU each leg's calls are charged to: the fleet's processes by service, and the engines' processes. */
+export const CPU_GROUPS = ['edge', 'text', 'billing', 'other services', 'postgres', 'redis'] as const;
+export type CpuGroup = (typeof CPU_GROUPS)[number];
+
+/** One leg's figures in one round: its latency, and the CPU each group used per call while it ran. */
+export interface LegRun {
+  latency: LatencySummary;
+  cpuMsPerCall: Record<CpuGroup, number>;
+}
 
 /** What each layer adds, from the legs' medians: the layer's leg less the legs it contains. */
 export function layers(p50: Record<Leg, number>): { layer: string; ms: number }[] {
@@ -48,20 +63,25 @@ export function layers(p50: Record<Leg, number>): { layer: string; ms: number }[
   ];
 }
 
-/** The report: each leg's median over the rounds' p50s, its mean, and each round's p50; then the layers. */
-export function hopsReport(rounds: Record<Leg, LatencySummary>[]): string {
+/**
+ * The report: each leg's median over the rounds' p50s, its mean, each round's p50, and the CPU per call of each
+ * group (the median of the rounds); then the layers.
+ */
+export function hopsReport(rounds: Record<Leg, LegRun>[]): string {
   const median = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  const p50 = Object.fromEntries(LEGS.map((l) => [l, median(rounds.map((r) => r[l].p50))])) as Record<Leg, number>;
+  const p50 = Object.fromEntries(LEGS.map((l) => [l, median(rounds.map((r) => r[l].latency.p50))])) as Record<Leg, number>;
   const ms = (n: number) => n.toFixed(3);
+  const of = (l: Leg, pick: (s: LatencySummary) => number) => median(rounds.map((r) => pick(r[l].latency)));
+  const cpu = (l: Leg) => CPU_GROUPS.map((g) => median(rounds.map((r) => r[l].cpuMsPerCall[g])).toFixed(2)).join(' / ');
   return [
-    '| leg | p50 ms (median of rounds) | mean ms (median) | p99 ms (median) | calls per round | p50 each round |',
-    '|---|---:|---:|---:|---:|---|',
+    `| leg | p50 ms (median of rounds) | mean ms (median) | p99 ms (median) | calls per round | p50 each round | CPU ms per call: ${CPU_GROUPS.join(' / ')} |`,
+    '|---|---:|---:|---:|---:|---|---|',
     ...LEGS.map(
       (l) =>
-        `| ${l} | ${ms(p50[l])} | ${ms(median(rounds.map((r) => r[l].mean)))} | ${ms(median(rounds.map((r) => r[l].p99)))} | ${Math.round(median(rounds.map((r) => r[l].count)))} | ${rounds.map((r) => ms(r[l].p50)).join(', ')} |`,
+        `| ${l} | ${ms(p50[l])} | ${ms(of(l, (s) => s.mean))} | ${ms(of(l, (s) => s.p99))} | ${Math.round(of(l, (s) => s.count))} | ${rounds.map((r) => ms(r[l].latency.p50)).join(', ')} | ${cpu(l)} |`,
     ),
     '',
     '| what it adds (differences of the medians above) | ms |',
@@ -71,23 +91,51 @@ export function hopsReport(rounds: Record<Leg, LatencySummary>[]): string {
   ].join('\n');
 }
 
+/** The processes of each CPU group, found again before every leg (PostgreSQL starts a backend per connection). */
+type Processes = () => Record<CpuGroup, number[]>;
+
+/** The pids whose command name (/proc/<pid>/comm) is `comm`. */
+function pidsNamed(comm: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
 /** Calls one leg one request at a time for `seconds`, after `warmupSeconds` of the same. */
-async function measure(call: Call, seconds: number, warmupSeconds: number): Promise<LatencySummary> {
-  let i = 0;
-  for (const end = Date.now() + warmupSeconds * 1000; Date.now() < end; ) await call(i++);
+async function measure(call: Call, seconds: number, warmupSeconds: number, processes: Processes): Promise<LegRun> {
+  for (const end = Date.now() + warmupSeconds * 1000; Date.now() < end; ) await call();
+  const groups = processes();
+  const before = new Map(CPU_GROUPS.flatMap((g) => groups[g].map((pid) => [pid, cpuMs(pid)] as const)));
   const samples = new Samples();
   for (const end = Date.now() + seconds * 1000; Date.now() < end; ) {
     const t = process.hrtime.bigint();
-    await call(i++);
+    await call();
     samples.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
-  return samples.summary();
+  const latency = samples.summary();
+  // Only the processes alive at both ends count: a PostgreSQL backend that exited took its CPU time with it.
+  const used = (pid: number) => {
+    const now = cpuMs(pid);
+    return now > 0 ? now - (before.get(pid) ?? 0) : 0;
+  };
+  const cpuMsPerCall = Object.fromEntries(CPU_GROUPS.map((g) => [g, groups[g].reduce((sum, pid) => sum + used(pid), 0) / latency.count])) as Record<
+    CpuGroup,
+    number
+  >;
+  return { latency, cpuMsPerCall };
 }
 
 /** An HTTP leg over one keep-alive connection: any answer but the expected status fails the run. */
-function httpCall(pool: Pool, expected: number, request: (i: number) => { path: string; headers: Record<string, string>; body: string }): Call {
-  return async (i) => {
-    const r = request(i);
+function httpCall(pool: Pool, expected: number, request: () => { path: string; headers: Record<string, string>; body: string }): Call {
+  return async () => {
+    const r = request();
     const res = await pool.request({ method: 'POST', ...r });
     const text = await res.body.text();
     if (res.statusCode !== expected) throw new Error(`${r.path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
@@ -157,9 +205,13 @@ export async function benchHops(opts: BenchOptions, log: (line: string) => void)
       (await verify.body.json()) as { data: { accountId: string; keyId: string; rateLimit: { requests: number; intervalMs: number } } }
     ).data;
     const run = crypto.randomBytes(4).toString('hex');
+    // Request ids are never reused, across legs and rounds: a finished one is refused (409), as for any client.
+    let seq = 0;
+    const next = () => `${run}_${seq++}`;
     const chat = JSON.stringify({ model: 'bench/echo', messages: [{ role: 'user', content: 'ping' }], max_tokens: 16 });
     // Holds the bench places itself are never closed: 1,000 nano-USD each, released by the sweeper a minute later.
-    const hold = (i: number) => ({ accountId, keyId, requestId: `req_hops_${run}_${i}`, amountNano: '1000', model: 'bench/echo', ttlMs: 60_000 });
+    const hold = () => ({ accountId, keyId, requestId: `req_hops_${next()}`, amountNano: '1000', model: 'bench/echo', ttlMs: 60_000 });
+    const edgeRequest = () => ({ path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${key}` }, body: chat });
     const billing = pool(fleet.addresses.billing);
     const text = pool(fleet.addresses.text);
     const edge = pool(fleet.url);
@@ -168,39 +220,61 @@ export async function benchHops(opts: BenchOptions, log: (line: string) => void)
       upstream: httpCall(up, 200, () => ({ path: DIRECT.chat.path, headers: json, body: JSON.stringify(DIRECT.chat.body) })),
       'redis ping': redis.call,
       'postgres select 1': async () => void (await ledger.query('SELECT 1')),
-      place_hold: async (i) => {
-        const h = hold(i);
+      place_hold: async () => {
+        const h = hold();
         await ledger.query('SELECT * FROM place_hold($1, $2, $3, $4, NULL, $5, $6, $7)', [
-          `hold_hops_${run}_${i}`,
+          `hold_${h.requestId}`,
           h.accountId,
           h.keyId,
-          `req_hops_pg_${run}_${i}`,
+          h.requestId,
           h.model,
           h.amountNano,
           h.ttlMs,
         ]);
       },
-      'billing hold': httpCall(billing, 201, (i) => ({ path: '/internal/holds', headers: internal, body: JSON.stringify(hold(i)) })),
-      text: httpCall(text, 200, (i) => ({
+      'billing hold': httpCall(billing, 201, () => ({ path: '/internal/holds', headers: internal, body: JSON.stringify(hold()) })),
+      text: httpCall(text, 200, () => ({
         path: '/v1/chat/completions',
         headers: {
           ...internal,
           'x-gateway-account-id': accountId,
           'x-gateway-key-id': keyId,
-          'x-gateway-request-id': `req_hops_text_${run}_${i}`,
+          'x-gateway-request-id': `req_hops_${next()}`,
           'x-gateway-started-at': String(Date.now()),
           'x-gateway-rate-limit': `${rateLimit.requests}/${rateLimit.intervalMs}`,
         },
         body: chat,
       })),
-      edge: httpCall(edge, 200, () => ({ path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${key}` }, body: chat })),
+      edge: httpCall(edge, 200, edgeRequest),
     };
-    const rounds: Record<Leg, LatencySummary>[] = [];
+    const services = Object.entries(fleet.processes).map(([name, child]) => ({ name, pid: child.pid as number }));
+    const pidsOf = (names: string[]) => services.filter((s) => names.includes(s.name)).map((s) => s.pid);
+    const processes: Processes = () => ({
+      edge: pidsOf(['edge']),
+      text: pidsOf(['text']),
+      billing: pidsOf(['billing']),
+      'other services': services.filter((s) => !['edge', 'text', 'billing'].includes(s.name)).map((s) => s.pid),
+      postgres: pidsNamed('postgres'),
+      redis: pidsNamed('redis-server'),
+    });
+    // V8 optimises what runs often: before the first figure, the whole call runs as `pnpm bench` runs it before its
+    // one-connection figures, at BENCH_CONNECTIONS at once, so no leg is measured on code still being compiled.
+    const busy = new Pool(fleet.url, { connections: opts.connections });
+    pools.push(busy);
+    const edgeChat = httpCall(busy, 200, edgeRequest);
+    log(`warming up: chat through the edge at ${opts.connections} connections for ${WARM_UP_SECONDS} s`);
+    const warmUntil = Date.now() + WARM_UP_SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: opts.connections }, async () => {
+        while (Date.now() < warmUntil) await edgeChat();
+      }),
+    );
+    const rounds: Record<Leg, LegRun>[] = [];
     for (let r = 1; r <= opts.rounds; r++) {
-      const round = {} as Record<Leg, LatencySummary>;
+      const round = {} as Record<Leg, LegRun>;
       for (const leg of LEGS) {
-        round[leg] = await measure(legs[leg], opts.routeSeconds, opts.warmupSeconds);
-        log(`round ${r}, ${leg}: p50 ${round[leg].p50.toFixed(3)} ms over ${round[leg].count} calls`);
+        round[leg] = await measure(legs[leg], opts.routeSeconds, opts.warmupSeconds, processes);
+        log(`round ${r}, ${leg}: p50 ${round[leg].latency.p50.toFixed(3)} ms over ${round[leg].latency.count} calls`);
       }
       rounds.push(round);
     }
