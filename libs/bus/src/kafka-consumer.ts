@@ -2,7 +2,7 @@ import type { EachBatchHandler, IMemberAssignment, KafkaMessage } from 'kafkajs'
 import type { Handler } from './port';
 import type { BusErrorHandler } from './errors';
 import { fromKafkaMessage, type DeadLetter } from './kafka-codec';
-import { backoffMs } from './timing';
+import { backoffMs, type EndableWait, endableWait } from './timing';
 
 interface Failing {
   failures: number;
@@ -122,20 +122,11 @@ export function batchHandler(c: BatchHandlerConfig): { eachBatch: EachBatchHandl
   const timers = new Set<NodeJS.Timeout>();
   // One wait shared by the batches of a fetch, which run side by side (partitionsConsumedConcurrently): the fetcher
   // fetches again once all of them returned. Ended early by stop(), so a closing consumer is not held up.
-  let linger: { done: Promise<void>; end(): void } | undefined;
+  let linger: EndableWait | undefined;
   const lingered = (): Promise<void> => {
-    if (!linger) {
-      let end = () => {};
-      const done = new Promise<void>((resolve) => {
-        const timer = setTimeout(() => end(), c.lingerMs);
-        end = () => {
-          clearTimeout(timer);
-          linger = undefined;
-          resolve();
-        };
-      });
-      linger = { done, end };
-    }
+    linger ??= endableWait(c.lingerMs ?? 0, () => {
+      linger = undefined;
+    });
     return linger.done;
   };
 

@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import type { BusEvent, Handler } from './port';
 import { decodeEvent, encodeEvent } from './codec';
 import { errorMessage, type BusErrorHandler } from './errors';
-import { backoffMs, settleWithin, sleep } from './timing';
+import { backoffMs, type EndableWait, endableWait, settleWithin, sleep } from './timing';
 import { ParkedKeys, type HeldEntry, type ParkedKey } from './redis-parked';
 
 export interface StreamConsumerConfig {
@@ -50,7 +50,7 @@ export class StreamConsumer {
   private hungUp = false;
   private loop?: Promise<void>;
   private stopped?: Promise<void>;
-  private endLinger?: () => void;
+  private lingering?: EndableWait;
   private readonly parked = new ParkedKeys();
 
   constructor(private readonly c: StreamConsumerConfig) {
@@ -82,7 +82,7 @@ export class StreamConsumer {
 
   private async shutdown(): Promise<void> {
     this.stopping = true;
-    this.endLinger?.();
+    this.lingering?.end();
     // A blocked read would otherwise hold close() for up to blockMs; dropping the socket ends it now. Anything
     // the server handed out in that instant stays pending and is claimed later: at-least-once still holds.
     if (this.blocked) this.hangUp();
@@ -168,16 +168,10 @@ export class StreamConsumer {
 
   private linger(): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.c.readLingerMs);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.endLinger = done;
-    }).finally(() => {
-      this.endLinger = undefined;
+    this.lingering = endableWait(this.c.readLingerMs, () => {
+      this.lingering = undefined;
     });
+    return this.lingering.done;
   }
 
   /** Takes over messages a dead (or stalled) consumer left unacknowledged too long. */

@@ -9,6 +9,30 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** A wait that `end()` cuts short; `onEnd` runs once, when it ends either way. */
+export interface EndableWait {
+  done: Promise<void>;
+  end(): void;
+}
+
+/**
+ * What a consumer waits after a thin read before reading again: ended at once by its stop, so a closing
+ * subscription is not held up by a wait that only gathers events.
+ */
+export function endableWait(ms: number, onEnd?: () => void): EndableWait {
+  let end = () => {};
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => end(), ms);
+    end = () => {
+      clearTimeout(timer);
+      end = () => {};
+      onEnd?.();
+      resolve();
+    };
+  });
+  return { done, end: () => end() };
+}
+
 /** Waits for the promises to settle, but never longer than `ms`: shutdown must not hang on a stuck handler. */
 export async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
