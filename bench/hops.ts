@@ -40,7 +40,7 @@ export type Leg = (typeof LEGS)[number];
 type Call = () => Promise<void>;
 
 /** Whose CPU each leg's calls are charged to: the fleet's processes by service, and the engines' processes. */
-export const CPU_GROUPS = ['edge', 'text', 'billing', 'other services', 'postgres', 'redis'] as const;
+export const CPU_GROUPS = ['edge', 'text', 'billing', 'other services', 'postgres', 'redis', 'kafka'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];
 
 /** One leg's figures in one round: its latency, and the CPU each group used per call while it ran. */
@@ -94,13 +94,14 @@ export function hopsReport(rounds: Record<Leg, LegRun>[]): string {
 /** The processes of each CPU group, found again before every leg (PostgreSQL starts a backend per connection). */
 type Processes = () => Record<CpuGroup, number[]>;
 
-/** The pids whose command name (/proc/<pid>/comm) is `comm`. */
-function pidsNamed(comm: string): number[] {
+/** The pids whose command name (/proc/<pid>/comm) is `comm`, and whose command line holds `arg` when given. */
+function pidsNamed(comm: string, arg?: string): number[] {
   const pids: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) pids.push(Number(entry));
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== comm) continue;
+      if (!arg || fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(arg)) pids.push(Number(entry));
     } catch {
       // exited meanwhile
     }
@@ -256,6 +257,8 @@ export async function benchHops(opts: BenchOptions, log: (line: string) => void)
       'other services': services.filter((s) => !['edge', 'text', 'billing'].includes(s.name)).map((s) => s.pid),
       postgres: pidsNamed('postgres'),
       redis: pidsNamed('redis-server'),
+      // The broker's JVM, whether the fleet started it or KAFKA_BROKERS names one on this machine (deploy/kafka's).
+      kafka: bus === 'kafka' ? pidsNamed('java', 'kafka') : [],
     });
     // V8 optimises what runs often: before the first figure, the whole call runs as `pnpm bench` runs it before its
     // one-connection figures, at BENCH_CONNECTIONS at once, so no leg is measured on code still being compiled.
