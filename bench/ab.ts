@@ -19,6 +19,7 @@ import type { LoadResult, LoadSpec } from './load';
 import { loadUntilSettled, runLoad, verifyTarget } from './measure';
 import type { BenchOptions } from './options';
 import { cpuTimes, ProcSampler, ROOT, stealPct, stopChild } from './procs';
+import { median } from './stats';
 import { SCENARIOS } from './scenarios';
 import { directTarget, startEmbedded, startFleetTarget, startPortkey, startUpstream, writeGatewayConfig, type Target } from './targets';
 
@@ -27,11 +28,6 @@ interface Turn {
   cpuUsPerRequest: number;
   p50c1: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 function worktreeOf(rev: string, dir: string, log: (line: string) => void): { root: string; commit: string } {
   const commit = execFileSync('git', ['rev-parse', '--short', rev], { cwd: ROOT, encoding: 'utf8' }).trim();

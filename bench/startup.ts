@@ -22,6 +22,7 @@ import { fleetPorts, startFleet } from 'model-gateway/local-fleet';
 import type { LoadResult, LoadSpec } from './load';
 import type { BenchOptions } from './options';
 import { cpuMs, freePortSet, ProcSampler, ROOT, rssKb, runJsonChild, spawnNode, stopChild } from './procs';
+import { median } from './stats';
 import { SCENARIOS } from './scenarios';
 import { benchAccount, embeddedArgs, embeddedEnv, startUpstream, writeGatewayConfig } from './targets';
 
@@ -113,11 +114,6 @@ async function oneRun(opts: BenchOptions, env: NodeJS.ProcessEnv, log: (l: strin
     await stopChild(again.child, 'SIGTERM', 60_000);
   }
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 export function startupTable(runs: StartupRun[]): string {
   const cols: [string, (r: StartupRun) => string][] = [

@@ -35,5 +35,11 @@ export class Samples {
   }
 }
 
+/** The middle value, or the mean of the two middle ones: how the bench reads several rounds of one figure. */
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
 /** CLOCK_MONOTONIC in microseconds: the clock V8 stamps .cpuprofile samples with, the same in every process. */
 export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
