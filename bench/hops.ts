@@ -27,7 +27,7 @@ import type { BenchOptions } from './options';
 import { cpuMs, freePortSet, track } from './procs';
 import { machineLine } from './report';
 import { DIRECT } from './scenarios';
-import { Samples, type LatencySummary } from './stats';
+import { Samples, median, type LatencySummary } from './stats';
 import { benchAccount, startUpstream, writeGatewayConfig } from './targets';
 
 /** How long the whole call runs at BENCH_CONNECTIONS before the first leg is measured. */
@@ -68,10 +68,6 @@ export function layers(p50: Record<Leg, number>): { layer: string; ms: number }[
  * group (the median of the rounds); then the layers.
  */
 export function hopsReport(rounds: Record<Leg, LegRun>[]): string {
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   const p50 = Object.fromEntries(LEGS.map((l) => [l, median(rounds.map((r) => r[l].latency.p50))])) as Record<Leg, number>;
   const ms = (n: number) => n.toFixed(3);
   const of = (l: Leg, pick: (s: LatencySummary) => number) => median(rounds.map((r) => pick(r[l].latency)));
@@ -196,7 +192,8 @@ export async function benchHops(opts: BenchOptions, log: (line: string) => void)
     const key = await benchAccount(fleet.url, adminToken);
     const json = { 'content-type': 'application/json' };
     const internal = { ...json, 'x-gateway-internal-token': internalToken };
-    const verify = await pool(fleet.addresses.billing).request({
+    const billing = pool(fleet.addresses.billing);
+    const verify = await billing.request({
       method: 'POST',
       path: '/internal/keys/verify',
       headers: internal,
@@ -213,7 +210,6 @@ export async function benchHops(opts: BenchOptions, log: (line: string) => void)
     // Holds the bench places itself are never closed: 1,000 nano-USD each, released by the sweeper a minute later.
     const hold = () => ({ accountId, keyId, requestId: `req_hops_${next()}`, amountNano: '1000', model: 'bench/echo', ttlMs: 60_000 });
     const edgeRequest = () => ({ path: '/v1/chat/completions', headers: { ...json, authorization: `Bearer ${key}` }, body: chat });
-    const billing = pool(fleet.addresses.billing);
     const text = pool(fleet.addresses.text);
     const edge = pool(fleet.url);
     const up = pool(upstream.url);
